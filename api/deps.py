@@ -1,0 +1,93 @@
+"""Dependencies routes declare: the settings, the database, the caller's tenant, the request's clock."""
+
+from __future__ import annotations
+
+import hmac
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import Depends, Header, Path, Request
+
+from api.hot_path import Clock
+from api.relay import OutboxRelay
+from api.schemas import MEMORY_ID_PATTERN
+from config.settings import Settings
+from engine.errors import InvalidInput, Unauthorized
+from store.db import Database
+from store.repositories import tenants
+
+__all__ = ["AdminDep", "ClockDep", "DatabaseDep", "MemoryIdDep", "RelayDep", "SettingsDep", "TenantDep"]
+
+
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings  # type: ignore[no-any-return]
+
+
+def _database(request: Request) -> Database:
+    return request.app.state.db  # type: ignore[no-any-return]
+
+
+def _relay(request: Request) -> OutboxRelay:
+    return request.app.state.relay  # type: ignore[no-any-return]
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+DatabaseDep = Annotated[Database, Depends(_database)]
+RelayDep = Annotated[OutboxRelay, Depends(_relay)]
+
+
+def _bearer(authorization: str | None) -> str:
+    if not authorization:
+        raise Unauthorized("missing Authorization header; send `Authorization: Bearer <api key>`")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("the Authorization header must be `Bearer <api key>`")
+    return token.strip()
+
+
+async def _tenant(db: DatabaseDep, authorization: Annotated[str | None, Header()] = None) -> str:
+    key = _bearer(authorization)
+    async with db.session() as session:
+        tenant_id = await tenants.tenant_for_key(session, key)
+    if tenant_id is None:
+        raise Unauthorized("unknown or revoked API key")
+    return tenant_id
+
+
+async def _admin(settings: SettingsDep, authorization: Annotated[str | None, Header()] = None) -> None:
+    token = _bearer(authorization)
+    if not settings.admin_enabled or not hmac.compare_digest(
+        token.encode(), settings.admin_token.get_secret_value().encode()
+    ):
+        raise Unauthorized("admin calls need the admin token (LETHE_ADMIN_TOKEN)")
+
+
+def _memory_id(memory_id: Annotated[str, Path()]) -> str:
+    if not MEMORY_ID_PATTERN.match(memory_id):
+        raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="memory_id")
+    return memory_id
+
+
+def _clock(
+    settings: SettingsDep, x_lethe_now: Annotated[str | None, Header(alias="X-Lethe-Now")] = None
+) -> Clock:
+    now = datetime.now(UTC)
+    if x_lethe_now is None:
+        return Clock(now)
+    if not settings.allow_clock_override:
+        raise InvalidInput(
+            "X-Lethe-Now is disabled on this deployment (LETHE_ALLOW_CLOCK_OVERRIDE)", field="X-Lethe-Now"
+        )
+    try:
+        given = datetime.fromisoformat(x_lethe_now.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput("X-Lethe-Now must be an RFC 3339 time", field="X-Lethe-Now") from exc
+    if given.tzinfo is None:
+        raise InvalidInput("X-Lethe-Now needs a time zone offset", field="X-Lethe-Now")
+    return Clock(given.astimezone(UTC), overridden=True)
+
+
+TenantDep = Annotated[str, Depends(_tenant)]
+AdminDep = Annotated[None, Depends(_admin)]
+MemoryIdDep = Annotated[str, Depends(_memory_id)]
+ClockDep = Annotated[Clock, Depends(_clock)]

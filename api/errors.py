@@ -1,0 +1,93 @@
+"""One place that turns Lethe's errors into HTTP answers: `{"error": {"type", "message", "field"?}}`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from engine.errors import (
+    Conflict,
+    IllegalTransition,
+    InvalidInput,
+    LetheError,
+    NotFound,
+    PayloadTooLarge,
+    ProviderError,
+    ServiceUnavailable,
+    Unauthorized,
+)
+
+__all__ = ["STATUS", "field_path", "install_error_handlers", "invalid_from_validation"]
+
+# Every class of the tree has a status; a test checks none is missing.
+STATUS: dict[type[LetheError], int] = {
+    LetheError: 500,
+    InvalidInput: 422,
+    Unauthorized: 401,
+    NotFound: 404,
+    Conflict: 409,
+    PayloadTooLarge: 413,
+    ServiceUnavailable: 503,
+    IllegalTransition: 409,
+    ProviderError: 502,
+}
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """('body', 'messages', 2, 'role') -> 'messages[2].role'."""
+    path = ""
+    for part in loc:
+        if part in ("body", "path", "query", "header") and not path:
+            continue
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def invalid_from_validation(
+    exc: ValidationError | RequestValidationError, *, prefix: Sequence[str] = ()
+) -> InvalidInput:
+    first = exc.errors()[0]
+    field = field_path([*prefix, *first["loc"]])
+    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or None)
+
+
+def error_body(exc: LetheError) -> dict[str, Any]:
+    error: dict[str, Any] = {"type": exc.type, "message": exc.message}
+    if isinstance(exc, InvalidInput) and exc.field:
+        error["field"] = exc.field
+    return {"error": error}
+
+
+def _response(exc: LetheError) -> JSONResponse:
+    status = next(STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, ServiceUnavailable) else None
+    if isinstance(exc, Unauthorized):
+        headers = {"WWW-Authenticate": "Bearer"}
+    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def lethe_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, LetheError)
+        return _response(exc)
+
+    async def validation_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return _response(invalid_from_validation(exc))
+
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(
+            {"error": {"type": kind, "message": str(exc.detail)}}, status_code=exc.status_code
+        )
+
+    app.add_exception_handler(LetheError, lethe_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)

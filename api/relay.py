@@ -1,0 +1,94 @@
+"""The outbox relay: signals memory workflows after commit, and resends whatever did not get through.
+
+Runs in the gateway process. A Temporal outage only delays the signals: rows stay undelivered in Postgres
+and go out, in order, once Temporal answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+
+from temporalio.client import Client
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
+
+from store.db import Database
+from store.repositories import outbox
+from workflows import search_attributes as sa
+from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
+
+__all__ = ["OutboxRelay"]
+
+log = logging.getLogger(__name__)
+
+
+class OutboxRelay:
+    def __init__(self, db: Database, client: Client, *, task_queue: str, retry_seconds: float = 2.0) -> None:
+        self.db = db
+        self.client = client
+        self.task_queue = task_queue
+        self.retry_seconds = retry_seconds
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.healthy = True  # last attempt reached Temporal
+
+    def wake(self) -> None:
+        """Called after a commit: deliver soon, without making the caller wait."""
+        self._wake.set()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="outbox-relay")
+        self.wake()  # rows left by a previous process go out at start
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self.retry_seconds * 5)
+            except TimeoutError:
+                pass  # a periodic sweep catches rows whose wake-up was lost
+            self._wake.clear()
+            try:
+                while await self.deliver_once():
+                    pass
+                self.healthy = True
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - any failure: keep the rows, try again shortly
+                self.healthy = False
+                log.warning("outbox relay could not deliver; will retry", exc_info=True)
+                await asyncio.sleep(self.retry_seconds)
+                self._wake.set()
+
+    async def deliver_once(self) -> int:
+        """Signal every memory with undelivered events once; returns how many were signalled."""
+        async with self.db.session() as session, session.begin():
+            pending = await outbox.claim_undelivered(session)
+            for item in pending:
+                await self._signal(item)
+                await outbox.mark_delivered(
+                    session, tenant_id=item.tenant_id, memory_pk=item.memory_pk,
+                    up_to_seq=item.newest_seq, at=datetime.now(UTC),
+                )
+        return len(pending)
+
+    async def _signal(self, item: outbox.PendingDelivery) -> None:
+        await self.client.start_workflow(
+            MemoryWorkflow.run,
+            MemoryWorkflowInput(tenant_id=item.tenant_id, memory_id=item.memory_id),
+            id=workflow_id(item.tenant_id, item.memory_id),
+            task_queue=self.task_queue,
+            start_signal=EVENTS_SIGNAL,
+            start_signal_args=[item.newest_seq],
+            search_attributes=TypedSearchAttributes(
+                [SearchAttributePair(sa.TENANT, item.tenant_id), SearchAttributePair(sa.MEMORY, item.memory_id)]
+            ),
+        )

@@ -1,0 +1,97 @@
+"""API shapes: what callers send and get back. Table rows never leave the store as they are.
+
+Provider requests are validated only as far as Lethe depends on them; every other field passes through.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "MEMORY_ID_PATTERN",
+    "ChatCompletionsRequest",
+    "ChatMessage",
+    "DecorateResponse",
+    "MemoryPublic",
+    "ReportRequest",
+    "ReportResponse",
+    "ResponsesRequest",
+    "TenantCreate",
+    "TenantCreated",
+]
+
+MEMORY_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class _PassThrough(BaseModel):
+    # Fields Lethe does not know are the provider's business: keep them untouched.
+    model_config = ConfigDict(extra="allow")
+
+
+class ChatMessage(_PassThrough):
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+
+    @field_validator("tool_call_id")
+    @classmethod
+    def _non_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value:
+            raise ValueError("must not be empty")
+        return value
+
+
+class ChatCompletionsRequest(_PassThrough):
+    model: str = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1)
+
+
+class ResponsesRequest(_PassThrough):
+    model: str = Field(min_length=1)
+    input: str | list[dict[str, Any]]
+
+    @field_validator("input")
+    @classmethod
+    def _non_empty(cls, value: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+
+class DecorateResponse(BaseModel):
+    decorate_id: str
+    shape: Literal["chat_completions", "responses"]
+    request: dict[str, Any]
+
+
+class ReportRequest(BaseModel):
+    decorate_id: str = Field(min_length=1, max_length=40)
+    response: dict[str, Any]
+
+
+class ReportResponse(BaseModel):
+    response: dict[str, Any]
+    needs_continuation: bool = False
+
+
+class MemoryPublic(BaseModel):
+    memory_id: str
+    created_at: str
+    messages: int
+    turns: int
+    events: int
+    last_user_message_at: str | None
+
+
+class TenantCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class TenantCreated(BaseModel):
+    tenant_id: str
+    name: str
+    api_key: str

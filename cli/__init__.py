@@ -1,0 +1,1 @@
+"""The `lethe` command: dev, gateway, worker, migrate, tenant, register-search-attributes."""

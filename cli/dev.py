@@ -1,0 +1,147 @@
+"""`lethe dev`: the whole stack on one machine, with nothing else installed.
+
+Embedded Postgres (data kept under the data dir), migrations, the Temporal dev server with its UI and
+Lethe's search attributes, the worker and the gateway. Ctrl-C stops all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import signal
+import subprocess
+from pathlib import Path
+
+import uvicorn
+from pydantic import SecretStr
+
+from api.app import create_app
+from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server
+from cli.worker import run_worker
+from config.settings import Settings
+from config.temporal import connect_temporal, register_search_attributes
+from store.db import Database
+from store.embedded import EmbeddedPostgres
+from store.migrate import upgrade_to_head
+
+__all__ = ["run_dev"]
+
+
+def _admin_token(settings: Settings, data_dir: Path) -> str:
+    if settings.admin_enabled:
+        return settings.admin_token.get_secret_value()
+    token_file = data_dir / "admin-token"
+    if not token_file.exists():
+        token_file.write_text(secrets.token_urlsafe(24) + "\n")
+        token_file.chmod(0o600)
+    return token_file.read_text().strip()
+
+
+def _busy_ports(settings: Settings) -> list[str]:
+    host = settings.temporal_address.rpartition(":")[0] or "127.0.0.1"
+    wanted = {
+        f"gateway port {settings.port} (LETHE_PORT)": (settings.host, settings.port),
+        f"Temporal port {settings.temporal_address} (LETHE_TEMPORAL_ADDRESS)": (
+            host, int(settings.temporal_address.rpartition(":")[2])),
+        f"Temporal UI port {settings.temporal_ui_port} (LETHE_TEMPORAL_UI_PORT)": (host, settings.temporal_ui_port),
+    }
+    return [name for name, (h, p) in wanted.items() if port_in_use(h if h != "0.0.0.0" else "127.0.0.1", p)]
+
+
+async def _wait_for_temporal(settings: Settings, proc: subprocess.Popen[bytes], log_file: Path):  # type: ignore[no-untyped-def]
+    for _ in range(120):
+        if proc.poll() is not None:
+            tail = log_file.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"the Temporal dev server exited ({proc.returncode}):\n{tail}")
+        try:
+            return await connect_temporal(settings)
+        except RuntimeError:
+            await asyncio.sleep(0.5)
+    raise RuntimeError("the Temporal dev server did not answer within 60 s")
+
+
+def _banner(settings: Settings, api_key: str, admin_token: str, data_dir: Path) -> str:
+    url = f"http://{settings.host}:{settings.port}"
+    ui_host = settings.temporal_address.rpartition(":")[0] or "127.0.0.1"
+    body = '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello, Lethe"}]}'
+    return f"""
+Lethe is running.
+  gateway      {url}
+  Temporal UI  http://{ui_host}:{settings.temporal_ui_port}
+  Temporal     {settings.temporal_address} (namespace {settings.temporal_namespace})
+  data         {data_dir}
+  API key      {api_key}   (tenant "dev")
+  admin token  {admin_token}
+
+Try it:
+  curl -s {url}/v1/memories/demo/decorate \\
+    -H "Authorization: Bearer {api_key}" \\
+    -H "Content-Type: application/json" \\
+    -d '{body}'
+
+Ctrl-C stops everything.
+"""
+
+
+async def run_dev(settings: Settings) -> int:
+    data_dir = settings.data_dir.resolve()
+    lock = DevLock(data_dir)
+    if not lock.acquire():
+        print(f"lethe dev is already running (pid {lock.holder()}) with data in {data_dir}; "
+              f"its gateway is at http://{settings.host}:{settings.port}. Stop it first, or use another "
+              "LETHE_DATA_DIR and ports.")
+        return 1
+    busy = _busy_ports(settings)
+    if busy:
+        print("lethe dev cannot start: in use by another program: " + "; ".join(busy))
+        return 1
+
+    postgres = EmbeddedPostgres(data_dir / "postgres")
+    url = postgres.start()
+    temporal_log = data_dir / "temporal.log"
+    temporal_proc = None
+    try:
+        await upgrade_to_head(url)
+        admin_token = _admin_token(settings, data_dir)
+        settings = settings.model_copy(update={
+            "database_url": url, "data_dir": data_dir, "env": "development",
+            "allow_clock_override": True, "admin_token": SecretStr(admin_token), "worker_health_port": 0,
+        })
+        temporal_proc = start_temporal_dev_server(settings, temporal_log)
+        client = await _wait_for_temporal(settings, temporal_proc, temporal_log)
+        await register_search_attributes(client, settings.temporal_namespace)
+        db = Database(url, pool_size=2)
+        _, api_key = await dev_api_key(db, data_dir)
+        await db.dispose()
+
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        server = uvicorn.Server(uvicorn.Config(
+            create_app(settings), host=settings.host, port=settings.port, log_level="warning"))
+        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        worker = asyncio.create_task(run_worker(settings, stop=stop), name="worker")
+        gateway = asyncio.create_task(server.serve(), name="gateway")
+        while not server.started and not gateway.done():
+            await asyncio.sleep(0.05)
+        print(_banner(settings, api_key, admin_token, data_dir), flush=True)
+        done, _ = await asyncio.wait(
+            [worker, gateway, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED
+        )
+        print("\nstopping lethe dev...", flush=True)
+        stop.set()
+        server.should_exit = True
+        await asyncio.gather(worker, gateway, return_exceptions=True)
+        for task in done:
+            if task in (worker, gateway) and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        return 0
+    finally:
+        if temporal_proc is not None and temporal_proc.poll() is None:
+            temporal_proc.terminate()
+            try:
+                temporal_proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                temporal_proc.kill()
+        postgres.stop()

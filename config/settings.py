@@ -1,0 +1,86 @@
+"""All of Lethe's configuration, from `LETHE_*` environment variables (or a `.env` file).
+
+Every field here is documented in the README's Configuration table; a test checks that the two agree.
+Layers never read this directly: the CLI and the gateway build it once and pass values down.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRETS = {"", "changeme", "change-me", "secret"}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LETHE_", env_file=".env", extra="ignore")
+
+    # Where Lethe runs.
+    env: Literal["development", "production"] = "production"
+    data_dir: Path = Path(".lethe")
+
+    # Postgres (with pgvector and pg_trgm). Empty means the embedded server under data_dir (lethe dev only).
+    database_url: str = ""
+    db_pool_size: int = Field(default=10, ge=1)
+
+    # Temporal.
+    temporal_address: str = "localhost:7233"
+    temporal_namespace: str = "default"
+    temporal_task_queue: str = "lethe-memory"
+    temporal_api_key: SecretStr | None = None
+    temporal_tls: bool = False
+    temporal_tls_cert: Path | None = None
+    temporal_tls_key: Path | None = None
+    temporal_tls_ca: Path | None = None
+    temporal_ui_port: int = 8233
+
+    # Gateway.
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    admin_token: SecretStr = SecretStr("")
+    allow_clock_override: bool = False
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # The worker answers /healthz and /readyz here for container probes (0 turns it off).
+    worker_health_port: int = Field(default=8081, ge=0, le=65535)
+
+    # Memory mechanism.
+    ceiling_tokens: int = Field(default=200_000, ge=1000)
+
+    # Models.
+    embedder: Literal["local", "openai"] = "local"
+    judge: Literal["local", "openai"] = "local"
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: SecretStr | None = None
+    openai_embedding_model: str = "text-embedding-3-small"
+    openai_judge_model: str = "gpt-4o-mini"
+    openai_timeout_seconds: float = Field(default=20.0, gt=0)
+    openai_max_retries: int = Field(default=3, ge=0)
+    onnx_threads: int = Field(default=1, ge=1)
+
+    # Observability.
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_json: bool = True
+    otlp_endpoint: str = ""
+
+    @field_validator("database_url")
+    @classmethod
+    def _asyncpg_driver(cls, value: str) -> str:
+        # Operators paste plain postgres:// URLs; SQLAlchemy needs the async driver named.
+        for prefix in ("postgres://", "postgresql://"):
+            if value.startswith(prefix):
+                return "postgresql+asyncpg://" + value[len(prefix):]
+        return value
+
+    @property
+    def admin_enabled(self) -> bool:
+        """Admin endpoints stay off until a real admin token is set."""
+        return self.admin_token.get_secret_value() not in PLACEHOLDER_SECRETS
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

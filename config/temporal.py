@@ -1,0 +1,61 @@
+"""Connecting to Temporal with Lethe's settings, and registering Lethe's search attributes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import TLSConfig
+
+from config.settings import Settings
+from workflows import search_attributes as sa
+
+__all__ = ["connect_temporal", "register_search_attributes"]
+
+
+def _tls(settings: Settings) -> TLSConfig | bool:
+    if settings.temporal_tls_cert or settings.temporal_tls_key or settings.temporal_tls_ca:
+        def read(path: Path | None) -> bytes | None:
+            return None if path is None else path.read_bytes()
+
+        return TLSConfig(
+            server_root_ca_cert=read(settings.temporal_tls_ca),
+            client_cert=read(settings.temporal_tls_cert),
+            client_private_key=read(settings.temporal_tls_key),
+        )
+    # An API key (Temporal Cloud) always travels over TLS.
+    return settings.temporal_tls or settings.temporal_api_key is not None
+
+
+async def connect_temporal(settings: Settings, *, lazy: bool = False) -> Client:
+    """A client with the pydantic converter. `lazy` lets the gateway start while Temporal is down."""
+    api_key = settings.temporal_api_key.get_secret_value() if settings.temporal_api_key else None
+    return await Client.connect(
+        settings.temporal_address,
+        namespace=settings.temporal_namespace,
+        api_key=api_key,
+        tls=_tls(settings),
+        data_converter=pydantic_data_converter,
+        lazy=lazy,
+    )
+
+
+async def register_search_attributes(client: Client, namespace: str) -> list[str]:
+    """Add whichever of Lethe's search attributes the namespace lacks; returns the names added."""
+    existing = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=namespace)
+    )
+    known = set(existing.custom_attributes) | set(existing.system_attributes)
+    missing = {
+        key.name: IndexedValueType.ValueType(int(key.indexed_value_type))
+        for key in sa.ALL
+        if key.name not in known
+    }
+    if missing:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(namespace=namespace, search_attributes=missing)
+        )
+    return sorted(missing)

@@ -1,0 +1,94 @@
+"""Lethe's whole error tree, in one place so every layer raises the same classes.
+
+    LetheError
+     ├── InvalidInput            bad input; names the field (422)
+     ├── Unauthorized            missing or wrong key (401)
+     ├── NotFound                no such thing for this tenant (404)
+     ├── Conflict                an idempotency key reused with another body (409)
+     ├── PayloadTooLarge         body over the configured limit (413)
+     ├── ServiceUnavailable      Postgres or Temporal unreachable (503, Retry-After)
+     ├── IllegalTransition       an episode asked to move where its state forbids
+     └── ProviderError           a model backend failed (timeout, HTTP error, junk output)
+
+It lives in `engine/` because every layer may import the engine and the engine imports nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Conflict",
+    "IllegalTransition",
+    "InvalidInput",
+    "LetheError",
+    "NotFound",
+    "PayloadTooLarge",
+    "ProviderError",
+    "ServiceUnavailable",
+    "Unauthorized",
+]
+
+
+class LetheError(Exception):
+    """Base of every error Lethe raises on purpose."""
+
+    type: str = "lethe_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(LetheError):
+    """The caller sent something Lethe cannot take; `field` says which part."""
+
+    type = "invalid_request"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Unauthorized(LetheError):
+    """No credentials, or credentials Lethe does not know."""
+
+    type = "unauthorized"
+
+
+class NotFound(LetheError):
+    """Nothing by that id for this tenant (another tenant's memory looks the same)."""
+
+    type = "not_found"
+
+
+class Conflict(LetheError):
+    """An idempotency key already answered a different request."""
+
+    type = "conflict"
+
+
+class PayloadTooLarge(LetheError):
+    """The request body is over the configured limit."""
+
+    type = "payload_too_large"
+
+
+class ServiceUnavailable(LetheError):
+    """A backing service (Postgres, Temporal) cannot be reached right now."""
+
+    type = "service_unavailable"
+
+    def __init__(self, message: str, *, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class IllegalTransition(LetheError):
+    """An episode was asked to change state in a way the mechanism forbids."""
+
+    type = "illegal_transition"
+
+
+class ProviderError(LetheError):
+    """A model backend failed: timeout, HTTP error or output that is not what was asked."""
+
+    type = "provider_error"

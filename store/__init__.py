@@ -1,0 +1,1 @@
+"""Postgres: SQLAlchemy models, Alembic migrations and the repositories every query goes through."""

@@ -1,0 +1,122 @@
+"""The outbox: events for a memory's workflow, numbered per memory, written with the change they announce."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from store.models import Memory, OutboxEvent
+
+__all__ = [
+    "PendingDelivery",
+    "add_event",
+    "claim_undelivered",
+    "events_after",
+    "mark_delivered",
+    "mark_processed",
+]
+
+
+@dataclass(frozen=True)
+class PendingDelivery:
+    """The newest undelivered event of one memory: what one signal carries."""
+
+    memory_pk: int
+    tenant_id: str
+    memory_id: str
+    newest_seq: int
+
+
+def add_event(
+    session: AsyncSession, *, tenant_id: str, memory: Memory, kind: str, payload: dict[str, Any]
+) -> int:
+    """Queue an event; the caller holds the memory's lock, so the sequence has no gaps or races."""
+    if memory.tenant_id != tenant_id:
+        raise ValueError("memory belongs to another tenant")
+    memory.last_event_seq += 1
+    session.add(
+        OutboxEvent(
+            memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_event_seq, kind=kind, payload=payload
+        )
+    )
+    return memory.last_event_seq
+
+
+async def claim_undelivered(session: AsyncSession, *, limit: int = 200) -> list[PendingDelivery]:
+    """Memories with events not yet signalled, oldest first.
+
+    The relay's one read across tenants: it returns ids and numbers only, never content. Rows are
+    locked (SKIP LOCKED) so two gateway replicas never signal the same rows at once.
+    """
+    locked = (
+        select(OutboxEvent.id)
+        .where(OutboxEvent.delivered_at.is_(None))
+        .order_by(OutboxEvent.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .cte("locked")
+    )
+    rows = await session.execute(
+        select(Memory.id, Memory.tenant_id, Memory.memory_id, func.max(OutboxEvent.seq))
+        .join(OutboxEvent, OutboxEvent.memory_pk == Memory.id)
+        .where(OutboxEvent.id.in_(select(locked.c.id)))
+        .group_by(Memory.id, Memory.tenant_id, Memory.memory_id)
+        .order_by(func.min(OutboxEvent.id))
+    )
+    return [PendingDelivery(pk, tenant, memory_id, seq) for pk, tenant, memory_id, seq in rows]
+
+
+async def mark_delivered(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, up_to_seq: int, at: datetime
+) -> None:
+    await session.execute(
+        update(OutboxEvent)
+        .where(
+            OutboxEvent.tenant_id == tenant_id,
+            OutboxEvent.memory_pk == memory_pk,
+            OutboxEvent.seq <= up_to_seq,
+            OutboxEvent.delivered_at.is_(None),
+        )
+        .values(delivered_at=at)
+    )
+
+
+async def events_after(
+    session: AsyncSession, *, tenant_id: str, memory_id: str, after_seq: int, limit: int = 100
+) -> Sequence[tuple[int, str]]:
+    """(seq, kind) of the memory's events past `after_seq`, in order: what the lane runs next."""
+    rows = await session.execute(
+        select(OutboxEvent.seq, OutboxEvent.kind)
+        .join(Memory, Memory.id == OutboxEvent.memory_pk)
+        .where(
+            Memory.tenant_id == tenant_id,
+            Memory.memory_id == memory_id,
+            OutboxEvent.seq > after_seq,
+        )
+        .order_by(OutboxEvent.seq)
+        .limit(limit)
+    )
+    return [(seq, kind) for seq, kind in rows]
+
+
+async def mark_processed(
+    session: AsyncSession, *, tenant_id: str, memory_id: str, seq: int, at: datetime
+) -> bool:
+    """Record that the lane ran this event. Idempotent: a retried activity changes nothing the second time."""
+    memory_pk = select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+    result = await session.execute(
+        update(OutboxEvent)
+        .where(
+            OutboxEvent.tenant_id == tenant_id,
+            OutboxEvent.memory_pk == memory_pk.scalar_subquery(),
+            OutboxEvent.seq == seq,
+            OutboxEvent.processed_at.is_(None),
+        )
+        .values(processed_at=at)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,59 @@
+"""Tenants and their API keys (kept hashed)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.errors import Conflict, NotFound
+from store.models import ApiKey, Tenant
+
+__all__ = ["IssuedKey", "create_tenant", "get_tenant_by_name", "issue_api_key", "tenant_for_key"]
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    tenant_id: str
+    tenant_name: str
+    api_key: str  # shown once; only its hash is stored
+
+
+def hash_key(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()
+
+
+async def create_tenant(session: AsyncSession, *, name: str) -> Tenant:
+    tenant = Tenant(id="t_" + secrets.token_hex(8), name=name)
+    session.add(tenant)
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        raise Conflict(f"a tenant named {name!r} already exists") from exc
+    return tenant
+
+
+async def get_tenant_by_name(session: AsyncSession, *, name: str) -> Tenant | None:
+    return (await session.execute(select(Tenant).where(Tenant.name == name))).scalar_one_or_none()
+
+
+async def issue_api_key(session: AsyncSession, *, tenant_id: str) -> IssuedKey:
+    tenant = await session.get(Tenant, tenant_id)
+    if tenant is None:
+        raise NotFound(f"no tenant {tenant_id!r}")
+    api_key = "lethe_" + secrets.token_urlsafe(32)
+    session.add(ApiKey(tenant_id=tenant_id, key_hash=hash_key(api_key), prefix=api_key[:12]))
+    await session.flush()
+    return IssuedKey(tenant_id=tenant.id, tenant_name=tenant.name, api_key=api_key)
+
+
+async def tenant_for_key(session: AsyncSession, api_key: str) -> str | None:
+    """The tenant id a live key belongs to, or None. The one lookup that starts without a tenant."""
+    row = await session.execute(
+        select(ApiKey.tenant_id).where(ApiKey.key_hash == hash_key(api_key), ApiKey.revoked_at.is_(None))
+    )
+    return row.scalar_one_or_none()
