@@ -1,0 +1,145 @@
+"""Request assembly for Chat Completions and Responses: the agent's request, with Lethe's view of history.
+
+Order: the agent's instructions, the facts block, the history in view (each turn's recall block just before
+its user message), and the note ask last with the `note` tool added. Lethe's blocks speak in the role of
+the agent's instructions (`system`, or `developer` when those are developer messages; always `developer`
+for Responses). Every other request field passes through unchanged. A final pass drops any call left
+without its output and any output left without its call, so the result is always a request providers accept.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.blocks.note_ask import NOTE_TOOL_NAME, note_tool_chat, note_tool_responses
+from engine.messages import CALL_OUTPUT_TYPES, Shape, instruction_items, request_shape
+
+__all__ = ["Block", "assemble", "blocks_role", "repair_history"]
+
+_OUTPUT_OF = {output: call for call, output in CALL_OUTPUT_TYPES.items()}
+
+
+@dataclass(frozen=True)
+class Block:
+    """A text of Lethe's (facts block, recall block, note ask), placed among the history items."""
+
+    text: str
+
+
+def blocks_role(request: Mapping[str, Any]) -> str:
+    """The role Lethe's blocks take: the agent's instructions' role; always developer for Responses."""
+    if request_shape(request) == "responses":
+        return "developer"
+    instructions = instruction_items(request)
+    return "developer" if instructions and instructions[0].get("role") == "developer" else "system"
+
+
+def _block_item(text: str, shape: Shape, role: str) -> dict[str, Any]:
+    if shape == "chat":
+        return {"role": role, "content": text}
+    return {"type": "message", "role": role, "content": text}
+
+
+def _has_tool(tools: Sequence[Mapping[str, Any]], shape: Shape) -> bool:
+    for tool in tools:
+        source = tool.get("function") if shape == "chat" else tool
+        if isinstance(source, Mapping) and source.get("name") == NOTE_TOOL_NAME:
+            return True
+    return False
+
+
+def assemble(
+    request: Mapping[str, Any],
+    *,
+    history: Sequence[Mapping[str, Any] | Block],
+    facts_block: str | None = None,
+    note_ask: str | None = None,
+) -> dict[str, Any]:
+    """The request the model will see. `history` is the view in order, with recall blocks as `Block`s."""
+    shape = request_shape(request)
+    role = blocks_role(request)
+    items: list[dict[str, Any]] = [copy.deepcopy(dict(m)) for m in instruction_items(request)]
+    if facts_block:
+        items.append(_block_item(facts_block, shape, role))
+    body = [
+        _block_item(entry.text, shape, role) if isinstance(entry, Block) else copy.deepcopy(dict(entry))
+        for entry in history
+    ]
+    items += repair_history(body, shape)
+    if note_ask:
+        items.append(_block_item(note_ask, shape, role))
+    assembled = {key: copy.deepcopy(value) for key, value in request.items()}
+    assembled["messages" if shape == "chat" else "input"] = items
+    if note_ask:
+        tools = list(assembled.get("tools") or [])
+        if not _has_tool(tools, shape):
+            tools.append(note_tool_chat() if shape == "chat" else note_tool_responses())
+        assembled["tools"] = tools
+    return assembled
+
+
+def repair_history(items: list[dict[str, Any]], shape: Shape) -> list[dict[str, Any]]:
+    """Drop calls without outputs and outputs without calls, which providers refuse."""
+    return _repair_chat(items) if shape == "chat" else _repair_responses(items)
+
+
+def _repair_chat(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    index = 0
+    while index < len(items):
+        message = items[index]
+        index += 1
+        if message.get("role") == "tool":
+            continue  # an output not directly after its call: its call is gone or elsewhere
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if not calls:
+            result.append(message)
+            continue
+        block: list[dict[str, Any]] = []
+        while index < len(items) and items[index].get("role") == "tool":
+            block.append(items[index])
+            index += 1
+        answers: dict[str, dict[str, Any]] = {}
+        for output in block:
+            answers.setdefault(output.get("tool_call_id"), output)  # type: ignore[arg-type]
+        kept = [c for c in calls if isinstance(c, Mapping) and c.get("id") in answers and c["id"] not in seen]
+        seen.update(c["id"] for c in kept)
+        trimmed = dict(message)
+        if kept:
+            trimmed["tool_calls"] = kept
+        else:
+            trimmed.pop("tool_calls", None)
+            if not trimmed.get("content"):
+                continue  # an assistant message with nothing left to say
+        result.append(trimmed)
+        result += [answers[c["id"]] for c in kept]
+    return result
+
+
+def _repair_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    later_outputs: dict[tuple[Any, Any], int] = {}
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        if kind in _OUTPUT_OF:
+            later_outputs[(_OUTPUT_OF[kind], item.get("call_id"))] = index  # the last one wins
+    kept_calls: set[Any] = set()
+    answered: set[Any] = set()
+    result: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        call_id = item.get("call_id")
+        if kind in CALL_OUTPUT_TYPES:
+            output_at = later_outputs.get((kind, call_id))
+            if call_id in kept_calls or output_at is None or output_at < index:
+                continue
+            kept_calls.add(call_id)
+        elif kind in _OUTPUT_OF:
+            if call_id not in kept_calls or call_id in answered:
+                continue
+            answered.add(call_id)
+        result.append(item)
+    return result

@@ -1,0 +1,112 @@
+"""Cutting closed history into episodes: sizes decide how many cuts, the judgment's order decides where.
+
+Each unit has two scores from a judgment model: as the first message of a concept, and as the last. They are
+used only as an order: a boundary before unit i ranks by the rank of unit i as a first message plus the rank
+of unit i-1 as a last message. A stretch over the maximum is split at its best-ranked boundary that leaves
+both sides at least the minimum, and again, until every episode fits or no legal split is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engine.episodes import Episode, EpisodeState
+from engine.units import Unit
+
+__all__ = ["BoundaryScores", "boundary_ranks", "cut", "cut_history"]
+
+
+@dataclass(frozen=True)
+class BoundaryScores:
+    """A unit judged as the first and as the last message of a concept (higher means more so)."""
+
+    first: float
+    last: float
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    # Rank 0 is the strongest; ties share their mean rank, so equal scores favour no side.
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    ranks = [0.0] * len(values)
+    position = 0
+    while position < len(order):
+        end = position
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[position]]:
+            end += 1
+        for k in range(position, end + 1):
+            ranks[order[k]] = (position + end) / 2
+        position = end + 1
+    return ranks
+
+
+def boundary_ranks(scores: Sequence[BoundaryScores]) -> list[float]:
+    """For each boundary before unit i (i >= 1), its combined rank: lower is a better place to cut."""
+    firsts = _ranks([s.first for s in scores])
+    lasts = _ranks([s.last for s in scores])
+    return [0.0] + [firsts[i] + lasts[i - 1] for i in range(1, len(scores))]
+
+
+def cut(
+    sizes: Sequence[int],
+    scores: Sequence[BoundaryScores],
+    *,
+    max_tokens: int,
+    min_units: int = 1,
+) -> list[tuple[int, int]]:
+    """Split units (by index) into episodes as [start, end) ranges that cover them all, in order."""
+    if len(sizes) != len(scores):
+        raise ValueError("every unit needs its boundary scores")
+    if min_units < 1:
+        raise ValueError("an episode holds at least one unit")
+    ranks = boundary_ranks(scores)
+    prefix = [0]
+    for size in sizes:
+        prefix.append(prefix[-1] + size)
+    episodes: list[tuple[int, int]] = []
+    stack = [(0, len(sizes))] if sizes else []
+    while stack:
+        start, end = stack.pop()
+        candidates = range(start + min_units, end - min_units + 1)
+        if prefix[end] - prefix[start] <= max_tokens or not candidates:
+            episodes.append((start, end))
+            continue
+        middle = (prefix[start] + prefix[end]) / 2
+        # Ties in rank go to the most even split in tokens, then to the earlier boundary.
+        best = min(candidates, key=lambda b: (ranks[b], abs(prefix[b] - middle), b))
+        stack.append((best, end))
+        stack.append((start, best))
+    return sorted(episodes)
+
+
+def cut_history(
+    units: Sequence[Unit],
+    *,
+    scores: Mapping[int, BoundaryScores],
+    max_tokens: int,
+    min_units: int = 1,
+    id_prefix: str = "ep",
+) -> list[Episode]:
+    """Cut closed, uncut units into new live episodes; a unit without scores is judged neutral."""
+    if not units:
+        return []
+    neutral = BoundaryScores(first=0.0, last=0.0)
+    ranges = cut(
+        [u.tokens for u in units],
+        [scores.get(u.first_seq, neutral) for u in units],
+        max_tokens=max_tokens,
+        min_units=min_units,
+    )
+    return [
+        Episode(
+            id=f"{id_prefix}-{units[start].first_seq}-{units[end - 1].last_seq}",
+            state=EpisodeState.LIVE,
+            first_seq=units[start].first_seq,
+            last_seq=units[end - 1].last_seq,
+            first_turn=units[start].turn,
+            last_turn=units[end - 1].turn,
+            tokens=sum(u.tokens for u in units[start:end]),
+            at=units[end - 1].at,
+        )
+        for start, end in ranges
+    ]

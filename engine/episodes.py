@@ -1,0 +1,120 @@
+"""Episodes and their four states, with the only moves the mechanism allows between them.
+
+    live ──pick──▶ leaving ──facts written, last turn over──▶ sealed ──pick──▶ forgotten
+      └──pick, facts already written──────────────────────────▶ sealed
+    leaving ──ceiling passed while the note ask is unanswered──▶ sealed (without facts)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+from engine.errors import IllegalTransition
+
+__all__ = [
+    "Episode",
+    "EpisodeState",
+    "Transition",
+    "acknowledge",
+    "fade_step",
+    "forget",
+    "seal",
+    "seal_without_facts",
+    "start_leaving",
+]
+
+
+class EpisodeState(StrEnum):
+    LIVE = "live"
+    LEAVING = "leaving"
+    SEALED = "sealed"
+    FORGOTTEN = "forgotten"
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A stretch of history about one concept: whole units, identified by their seq range."""
+
+    id: str
+    state: EpisodeState
+    first_seq: int
+    last_seq: int
+    first_turn: int
+    last_turn: int
+    tokens: int
+    # When its messages happened: the encoding trace is stamped with this.
+    at: datetime
+    # The model's note for it has been taken (acknowledged); it seals once its last turn is over.
+    facts_written: bool = False
+    # Sealed because the ceiling was reached while the note ask went unanswered.
+    sealed_without_facts: bool = False
+
+    @property
+    def in_view(self) -> bool:
+        """Live and leaving episodes keep their messages in the model's view."""
+        return self.state in (EpisodeState.LIVE, EpisodeState.LEAVING)
+
+    def holds(self, seq: int) -> bool:
+        return self.first_seq <= seq <= self.last_seq
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One change of state, as the plan reports it to the caller who persists it."""
+
+    episode_id: str
+    before: EpisodeState
+    after: EpisodeState
+    reason: str
+
+
+def _require(episode: Episode, allowed: EpisodeState, move: str) -> None:
+    if episode.state is not allowed:
+        raise IllegalTransition(f"episode {episode.id} is {episode.state}; only a {allowed} one can {move}")
+
+
+def start_leaving(episode: Episode) -> Episode:
+    """A live episode picked by a fade: it starts leaving, or seals at once when its facts are in."""
+    _require(episode, EpisodeState.LIVE, "start leaving")
+    if episode.facts_written:
+        return replace(episode, state=EpisodeState.SEALED)
+    return replace(episode, state=EpisodeState.LEAVING)
+
+
+def acknowledge(episode: Episode) -> Episode:
+    """The note call holding a leaving episode's facts was taken."""
+    _require(episode, EpisodeState.LEAVING, "be acknowledged")
+    return replace(episode, facts_written=True)
+
+
+def seal(episode: Episode, *, current_turn: int) -> Episode:
+    """An acknowledged episode seals once its last turn is over: its facts replace its messages."""
+    _require(episode, EpisodeState.LEAVING, "seal")
+    if not episode.facts_written:
+        raise IllegalTransition(f"episode {episode.id} has no facts written yet; it cannot seal")
+    if episode.last_turn >= current_turn:
+        raise IllegalTransition(f"episode {episode.id} ends in turn {episode.last_turn}, which is not over")
+    return replace(episode, state=EpisodeState.SEALED)
+
+
+def seal_without_facts(episode: Episode) -> Episode:
+    """The ceiling is a hard limit: a leaving episode whose note never came seals anyway, marked so."""
+    _require(episode, EpisodeState.LEAVING, "seal without facts")
+    return replace(episode, state=EpisodeState.SEALED, sealed_without_facts=not episode.facts_written)
+
+
+def forget(episode: Episode) -> Episode:
+    """A sealed episode picked by a fade: its facts leave the facts block; nothing is deleted."""
+    _require(episode, EpisodeState.SEALED, "be forgotten")
+    return replace(episode, state=EpisodeState.FORGOTTEN)
+
+
+def fade_step(episode: Episode) -> Episode:
+    """What a fade does to the episode it picks: one order serves live and sealed episodes alike."""
+    if episode.state is EpisodeState.LIVE:
+        return start_leaving(episode)
+    if episode.state is EpisodeState.SEALED:
+        return forget(episode)
+    raise IllegalTransition(f"episode {episode.id} is {episode.state}; a fade picks only live or sealed ones")

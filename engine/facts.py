@@ -1,0 +1,25 @@
+"""Facts: what the model wrote about episodes as they left, one knowledge-graph triple each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+__all__ = ["Fact"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact in force: a sentence that reads on its own, with its subject and object entities."""
+
+    id: str
+    note: str
+    subject: str
+    object: str
+    milestone: bool
+    # The episodes it was written against: one note call covers every episode awaiting it.
+    episode_ids: tuple[str, ...]
+    # When it was written, and the turns it speaks for; the blocks date facts with both.
+    at: datetime
+    first_turn: int
+    last_turn: int

@@ -1,0 +1,128 @@
+"""Messages as the providers take them: plain dicts, kept verbatim, classified without being changed.
+
+Chat Completions history is a list of `messages` with a `role`; Responses history is a list of `input` items,
+some with a `type` (`function_call`, `function_call_output`, `reasoning`, ...) and messages with a `role`.
+The same classification serves both, so units and validity read one vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+__all__ = [
+    "CALL_OUTPUT_TYPES",
+    "ItemKind",
+    "Shape",
+    "StoredMessage",
+    "answered_call_id",
+    "call_ids",
+    "history_items",
+    "instruction_items",
+    "item_kind",
+    "request_shape",
+]
+
+Shape = Literal["chat", "responses"]
+# user: a user message; step: what the assistant produced (text, reasoning, tool calls);
+# output: a tool's answer to a call; instruction: a system or developer message; other: anything else.
+ItemKind = Literal["user", "step", "output", "instruction", "other"]
+
+# Responses items that the client must answer, and the item type that answers each.
+CALL_OUTPUT_TYPES: Mapping[str, str] = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "computer_call": "computer_call_output",
+    "local_shell_call": "local_shell_call_output",
+}
+_OUTPUT_TYPES = frozenset(CALL_OUTPUT_TYPES.values())
+# Items the model emits that need no answer from the client (server-side tools, reasoning).
+_STEP_TYPES = frozenset(
+    {"reasoning", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call"}
+)
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """One history message as the store keeps it: the provider's JSON, numbered, with its turn and time."""
+
+    seq: int
+    turn: int
+    at: datetime
+    body: Mapping[str, Any]
+    tokens: int
+
+
+def request_shape(request: Mapping[str, Any]) -> Shape:
+    """Chat Completions requests carry `messages`; Responses requests carry `input`."""
+    if "messages" in request:
+        return "chat"
+    if "input" in request:
+        return "responses"
+    raise ValueError("a request needs `messages` (Chat Completions) or `input` (Responses)")
+
+
+def item_kind(item: Mapping[str, Any]) -> ItemKind:
+    """What part an item plays in a conversation, in either shape."""
+    kind = item.get("type")
+    role = item.get("role")
+    if role in ("tool", "function") or kind in _OUTPUT_TYPES:
+        return "output"
+    if kind in CALL_OUTPUT_TYPES or kind in _STEP_TYPES:
+        return "step"
+    if kind not in (None, "message"):
+        return "other"
+    if role == "user":
+        return "user"
+    if role == "assistant":
+        return "step"
+    if role in ("system", "developer"):
+        return "instruction"
+    return "other"
+
+
+def call_ids(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ids of the calls an item makes that the client must answer."""
+    if item.get("type") in CALL_OUTPUT_TYPES:
+        call_id = item.get("call_id")
+        return (call_id,) if isinstance(call_id, str) else ()
+    if item.get("role") == "assistant" and item.get("type") in (None, "message"):
+        calls = item.get("tool_calls") or []
+        return tuple(c["id"] for c in calls if isinstance(c, Mapping) and isinstance(c.get("id"), str))
+    return ()
+
+
+def answered_call_id(item: Mapping[str, Any]) -> str | None:
+    """The id of the call an output answers, or None when the item is not an output."""
+    if item.get("role") == "tool":
+        value = item.get("tool_call_id")
+    elif item.get("type") in _OUTPUT_TYPES:
+        value = item.get("call_id")
+    else:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _items(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    items = request.get("messages") if request_shape(request) == "chat" else request.get("input")
+    if isinstance(items, str):
+        # Responses allows a bare string: it is one user message.
+        return [{"role": "user", "content": items}]
+    return list(items or [])
+
+
+def instruction_items(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The agent's instructions: the system or developer messages the request opens with."""
+    items = _items(request)
+    count = 0
+    while count < len(items) and item_kind(items[count]) == "instruction":
+        count += 1
+    return items[:count]
+
+
+def history_items(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Everything after the opening instructions: the history the memory holds."""
+    items = _items(request)
+    return items[len(instruction_items(request)):]
