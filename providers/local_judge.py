@@ -1,0 +1,291 @@
+"""The embedded judge: deterministic judgments from embeddings and words, no generative model.
+
+Thresholds come from the scores of the batch at hand (the memory's own facts, episodes and dialogue): a
+robust location and spread of the pooled similarities, shrunk toward a prior for the embedding model while
+the sample is small. So a memory where everything is about pricing needs a closer match to call a fact
+"about" an episode than a memory of unrelated chores does. Words cover what embeddings cannot: negation,
+antonyms, numbers, names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.errors import InvalidInput
+from providers.embedder import Embedder
+from providers.judge import (
+    AboutVerdict,
+    BoundaryScore,
+    ContradictionVerdict,
+    DistillVerdict,
+    EntityMention,
+    FactRelation,
+    Relevance,
+    RelevanceVerdict,
+    SameEntityVerdict,
+)
+from providers.usage import UsageScope
+from providers.wording import antonym_clash, containment, jaccard, name_relation, split_parts, words
+
+__all__ = ["LocalJudge", "relative_threshold"]
+
+Matrix = npt.NDArray[np.float32]
+
+# Cosine levels typical of MiniLM-L6 for unrelated, loosely related and same-topic sentences; they only anchor
+# small samples, the batch's own distribution takes over as it grows.
+_PRIOR_UNRELATED = 0.12
+_PRIOR_SCALE = 0.10
+_PSEUDO_COUNT = 8
+_BOUNDARY_CUES_START = (
+    "let's move on",
+    "next,",
+    "moving on",
+    "switching to",
+    "new topic",
+    "another thing",
+    "by the way",
+    "now let's",
+    "on another note",
+    "separately",
+    "different question",
+)
+_BOUNDARY_CUES_END = (
+    "thanks",
+    "thank you",
+    "that's all",
+    "that is all",
+    "perfect",
+    "done.",
+    "great, ",
+    "sounds good",
+    "all set",
+)
+
+
+def relative_threshold(
+    sample: npt.ArrayLike, *, k: float, prior_loc: float = _PRIOR_UNRELATED, prior_scale: float = _PRIOR_SCALE
+) -> tuple[float, float]:
+    """(threshold, scale): `k` robust spreads above the sample's typical score, shrunk toward the prior."""
+    values = np.asarray(sample, dtype=np.float64).ravel()
+    n = values.size
+    if n:
+        loc = float(np.median(values))
+        scale = max(float(1.4826 * np.median(np.abs(values - loc))), 0.03)
+    else:
+        loc, scale = prior_loc, prior_scale
+    weight = n / (n + _PSEUDO_COUNT)
+    loc = weight * loc + (1 - weight) * prior_loc
+    scale = weight * scale + (1 - weight) * prior_scale
+    return loc + k * scale, scale
+
+
+def _confidence(score: float, threshold: float, scale: float) -> float:
+    """A logistic around the threshold: one half exactly at it, so 'yes' and 'score >= 0.5' agree."""
+    return round(1.0 / (1.0 + math.exp(-(score - threshold) / max(scale, 1e-3) * 2.0)), 4)
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Percentile ranks in [0, 1], ties sharing the mean rank."""
+    n = len(values)
+    if n == 1:
+        return [1.0]
+    order = sorted(range(n), key=lambda i: values[i])
+    ranks = [0.0] * n
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for m in range(i, j + 1):
+            ranks[order[m]] = (i + j) / 2 / (n - 1)
+        i = j + 1
+    return ranks
+
+
+class LocalJudge:
+    """Every judgment from one embedder (cached by the factory) and the word features in `wording`."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def _embed(self, texts: Sequence[str]) -> Matrix:
+        # Usage is not recorded for the embedded judge: it calls no paid service of its own.
+        return await self._embedder.embed(list(texts))
+
+    async def score_boundaries(
+        self, units: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[BoundaryScore]:
+        if not units:
+            return []
+        vectors = await self._embed(units)
+        n = len(units)
+        starts, ends = [], []
+        for i in range(n):
+            before = vectors[max(0, i - 2) : i]
+            after = vectors[i + 1 : i + 3]
+            # Novelty against what came before marks a start; against what follows, an end.
+            start = 1.0 - float(vectors[i] @ _centroid(before)) if len(before) else 2.0
+            end = 1.0 - float(vectors[i] @ _centroid(after)) if len(after) else 2.0
+            lowered = units[i].lower()
+            start += 0.3 * any(cue in lowered for cue in _BOUNDARY_CUES_START)
+            end += 0.3 * any(cue in lowered for cue in _BOUNDARY_CUES_END)
+            starts.append(start)
+            ends.append(end)
+        return [BoundaryScore(start=s, end=e) for s, e in zip(_ranks(starts), _ranks(ends), strict=True)]
+
+    async def _about_scores(self, facts: Sequence[str], episodes: Sequence[str]) -> tuple[Matrix, Matrix]:
+        parts = [split_parts(text) for text in episodes]
+        flat = [part for chunk in parts for part in chunk]
+        vectors = await self._embed([*facts, *episodes, *flat])
+        fact_v = vectors[: len(facts)]
+        episode_v = vectors[len(facts) : len(facts) + len(episodes)]
+        part_v = vectors[len(facts) + len(episodes) :]
+        scores = np.zeros((len(facts), len(episodes)), dtype=np.float32)
+        offset = 0
+        for j, chunk in enumerate(parts):
+            best_part = (fact_v @ part_v[offset : offset + len(chunk)].T).max(axis=1)
+            # A fact names one detail of an episode: its best part counts most, the whole episode a little.
+            scores[:, j] = 0.7 * best_part + 0.3 * (fact_v @ episode_v[j])
+            offset += len(chunk)
+        return scores, episode_v
+
+    async def judge_about(
+        self, facts: Sequence[str], episodes: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[list[AboutVerdict]]:
+        if not facts or not episodes:
+            return [[] for _ in facts]
+        scores, episode_v = await self._about_scores(facts, episodes)
+        # The null sample: every fact against every episode (most pairs are not "about") and the episodes
+        # against each other (cutting made them different concepts).
+        between = episode_v @ episode_v.T
+        null = np.concatenate([scores.ravel(), between[np.triu_indices(len(episodes), 1)]])
+        threshold, scale = relative_threshold(null, k=2.5)
+        return [
+            [
+                AboutVerdict(about=c >= 0.5, score=c)
+                for c in (_confidence(float(s), threshold, scale) for s in row)
+            ]
+            for row in scores
+        ]
+
+    async def _relevance_scores(self, dialogue: str, facts: Sequence[str]) -> npt.NDArray[np.float64]:
+        parts = split_parts(dialogue)
+        vectors = await self._embed([*facts, dialogue, *parts])
+        fact_v, whole_v, part_v = vectors[: len(facts)], vectors[len(facts)], vectors[len(facts) + 1 :]
+        semantic = 0.5 * (fact_v @ whole_v) + 0.5 * (fact_v @ part_v.T).max(axis=1)
+        said = words(dialogue)
+        # Shared names and numbers tie a fact to the dialogue more surely than meaning alone.
+        lexical = [
+            containment(words(f).content | words(f).numbers, said.content | said.numbers) for f in facts
+        ]
+        return np.asarray(semantic, dtype=np.float64) + 0.15 * np.asarray(lexical)
+
+    async def rate_relevance(
+        self, dialogue: str, facts: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[RelevanceVerdict]:
+        if not facts:
+            return []
+        scores = await self._relevance_scores(dialogue, facts)
+        tangential, scale = relative_threshold(scores, k=1.0)
+        relevant, _ = relative_threshold(scores, k=2.5)
+        central, _ = relative_threshold(scores, k=4.0)
+        verdicts = []
+        for s in scores:
+            level = (
+                Relevance.CENTRAL
+                if s >= central
+                else Relevance.RELEVANT
+                if s >= relevant
+                else Relevance.TANGENTIAL
+                if s >= tangential
+                else Relevance.UNRELATED
+            )
+            verdicts.append(RelevanceVerdict(level=level, score=_confidence(float(s), relevant, scale)))
+        return verdicts
+
+    async def judge_distill(
+        self, conversation: str, facts: Sequence[str], *, scope: UsageScope | None = None
+    ) -> list[DistillVerdict]:
+        levels = await self.rate_relevance(conversation, facts)
+        said = words(conversation)
+        verdicts = []
+        for fact, verdict in zip(facts, levels, strict=True):
+            own = words(fact)
+            # Already said: the conversation holds the fact's words and every one of its numbers.
+            already = containment(own.content, said.all_stems) >= 0.8 and own.numbers <= said.numbers
+            verdicts.append(
+                DistillVerdict(
+                    relevant=verdict.level >= Relevance.RELEVANT, already_said=already, score=verdict.score
+                )
+            )
+        return verdicts
+
+    async def judge_same_entity(
+        self, pairs: Sequence[tuple[EntityMention, EntityMention]], *, scope: UsageScope | None = None
+    ) -> list[SameEntityVerdict]:
+        if not pairs:
+            return []
+        for index, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise InvalidInput("each pair holds two mentions", field=f"pairs[{index}]")
+        texts = [f"{m.name}. {m.context}".strip() for pair in pairs for m in pair]
+        vectors = await self._embed(texts)
+        similarity = np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
+        threshold, scale = relative_threshold(similarity, k=3.0)
+        verdicts = []
+        for (left, right), sim in zip(pairs, similarity, strict=True):
+            relation = name_relation(left.name, right.name)
+            if relation == "same":
+                verdicts.append(SameEntityVerdict(same=True, score=0.99))
+            elif relation == "conflict":
+                verdicts.append(SameEntityVerdict(same=False, score=0.05))
+            elif relation == "alias":
+                # A shorter form of the name: the same entity unless the contexts are far apart.
+                confidence = max(0.75, _confidence(float(sim), threshold - 2 * scale, scale))
+                verdicts.append(SameEntityVerdict(same=True, score=confidence))
+            else:
+                confidence = _confidence(float(sim), threshold, scale)
+                verdicts.append(SameEntityVerdict(same=confidence >= 0.5, score=confidence))
+        return verdicts
+
+    async def judge_contradiction(
+        self, pairs: Sequence[tuple[str, str]], *, scope: UsageScope | None = None
+    ) -> list[ContradictionVerdict]:
+        if not pairs:
+            return []
+        vectors = await self._embed([text for pair in pairs for text in pair])
+        similarity = np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
+        topic, scale = relative_threshold(similarity, k=2.5)
+        restate, _ = relative_threshold(similarity, k=5.0)
+        verdicts = []
+        for (old, new), sim in zip(pairs, similarity, strict=True):
+            a, b = words(old), words(new)
+            overlap = jaccard(a.content, b.content)
+            same_topic = _confidence(float(sim), topic, scale) >= 0.5 or overlap >= 0.5
+            if not same_topic:
+                verdicts.append(
+                    ContradictionVerdict(FactRelation.UNRELATED, _confidence(float(sim), topic, scale))
+                )
+            elif (a.negations % 2) != (b.negations % 2) or antonym_clash(a, b):
+                verdicts.append(ContradictionVerdict(FactRelation.CONTRADICTS, 0.9))
+            elif a.numbers != b.numbers and b.numbers:
+                # Same words, new numbers: progress (40% done, then 70%), which the newer fact dates.
+                verdicts.append(ContradictionVerdict(FactRelation.UPDATES, 0.8))
+            elif overlap >= 0.6 or _confidence(float(sim), restate, scale) >= 0.5:
+                verdicts.append(
+                    ContradictionVerdict(FactRelation.RESTATES, _confidence(float(sim), topic, scale))
+                )
+            else:
+                # Same subject, different claim ("Dana owns it", "it is blocked"): both stand.
+                verdicts.append(ContradictionVerdict(FactRelation.UNRELATED, 0.4))
+        return verdicts
+
+
+def _centroid(rows: Matrix) -> Matrix:
+    mean = rows.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm else mean

@@ -1,0 +1,143 @@
+"""What the OpenAI-compatible judge asks, in Lethe's words, and the JSON schema each answer must fit.
+
+Every answer is `{"items": [...]}` with one object per item asked about, each carrying the item's number
+`i`, so a reply can be checked for completeness before it is believed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from providers.judge import EntityMention
+
+__all__ = ["Task", "TASKS", "clip", "numbered"]
+
+_PREAMBLE = (
+    "You are the judgment model of Lethe, a memory for a conversation with an AI assistant. Lethe cuts the "
+    "conversation into episodes (stretches about one concept), keeps facts written from them in a knowledge "
+    "graph, and recalls facts when they matter again. Judge only what is asked, from the text given. "
+    "Answer with JSON only, one item per numbered input, keeping its number in `i`."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One judgment: name (also the usage purpose), instructions, item fields, completion tokens per item."""
+
+    name: str
+    instructions: str
+    fields: dict[str, Any]
+    tokens_per_item: int
+
+    @property
+    def system(self) -> str:
+        return f"{_PREAMBLE}\n\n{self.instructions}"
+
+    def response_format(self) -> dict[str, Any]:
+        item = {
+            "type": "object",
+            "properties": {"i": {"type": "integer"}, **self.fields},
+            "required": ["i", *self.fields],
+            "additionalProperties": False,
+        }
+        schema = {
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": item}},
+            "required": ["items"],
+            "additionalProperties": False,
+        }
+        return {"type": "json_schema", "json_schema": {"name": self.name, "schema": schema, "strict": True}}
+
+
+_SCORE = {"type": "number", "minimum": 0, "maximum": 1}
+
+TASKS = {
+    "boundaries": Task(
+        name="score_boundaries",
+        instructions=(
+            "The units below are consecutive pieces of one conversation (a user message, or an assistant "
+            "step with its tool calls and outputs). For each unit give `start`: how likely it is the first "
+            "unit of a new concept, and `end`: how likely it is the last unit of one, each from 0 to 1. A "
+            "concept is one task, question or subject the conversation stays with; it ends where the talk "
+            "moves elsewhere."
+        ),
+        fields={"start": _SCORE, "end": _SCORE},
+        tokens_per_item=24,
+    ),
+    "about": Task(
+        name="judge_about",
+        instructions=(
+            "Below are facts and episodes of past conversation. Item i asks whether fact `fact` is about "
+            "episode `episode`: the episode is where it was said, decided or done, or what the fact records "
+            "or changes. Give `about` (true or false) and `score`, your confidence from 0 to 1 that it is "
+            "about it."
+        ),
+        fields={"about": {"type": "boolean"}, "score": _SCORE},
+        tokens_per_item=20,
+    ),
+    "relevance": Task(
+        name="rate_relevance",
+        instructions=(
+            "Below is the recent dialogue and candidate facts remembered from earlier. Rate how much each "
+            "fact matters for answering the dialogue's latest message: `unrelated` (nothing to do with it), "
+            "`tangential` (same area, would not change the answer), `relevant` (helps the answer) or "
+            "`central` (the answer depends on it)."
+        ),
+        fields={"level": {"type": "string", "enum": ["unrelated", "tangential", "relevant", "central"]}},
+        tokens_per_item=14,
+    ),
+    "distill": Task(
+        name="judge_distill",
+        instructions=(
+            "Below is a stretch of conversation and facts that were recalled for it. For each fact give "
+            "`relevant`: true when it bore on what was asked or answered; and `already_said`: true when the "
+            "conversation itself already states it, so keeping it would only repeat."
+        ),
+        fields={"relevant": {"type": "boolean"}, "already_said": {"type": "boolean"}},
+        tokens_per_item=18,
+    ),
+    "same_entity": Task(
+        name="judge_same_entity",
+        instructions=(
+            "Each item is a pair of names from one conversation's knowledge graph, each with the facts it "
+            "appears in. Give `same`: true when both names refer to one person, thing or project (a "
+            "nickname, a shorter form, an acronym), false when they are two; and `score`, your confidence "
+            "from 0 to 1 that they are one. A different surname, version or number means two."
+        ),
+        fields={"same": {"type": "boolean"}, "score": _SCORE},
+        tokens_per_item=18,
+    ),
+    "contradiction": Task(
+        name="judge_contradiction",
+        instructions=(
+            "Each item is an older fact and a newer fact. Give `relation`: `contradicts` when both cannot be"
+            " true at once (one negates or reverses the other), `updates` when the newer one moves the same "
+            "thing on (new numbers, progress, a later state), `restates` when it says the same thing again, "
+            "`unrelated` when they are about different things or both simply hold. Give `score`, your "
+            "confidence from 0 to 1."
+        ),
+        fields={
+            "relation": {"type": "string", "enum": ["unrelated", "restates", "updates", "contradicts"]},
+            "score": _SCORE,
+        },
+        tokens_per_item=18,
+    ),
+}
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut long text at a word boundary, marking the cut; the budget per call matters more than the tail."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return f"{cut} […]"
+
+
+def numbered(label: str, texts: Sequence[str], *, limit: int) -> str:
+    return "\n".join(f"{label} {i}: {clip(text, limit)}" for i, text in enumerate(texts))
+
+
+def mention(entity: EntityMention, *, limit: int) -> str:
+    return f"{entity.name!r} ({clip(entity.context, limit)})" if entity.context else repr(entity.name)

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from engine.errors import InvalidInput
+from providers.embedder import CachingEmbedder, LocalEmbedder
+from providers.usage import UsageScope
+
+
+async def test_local_vectors_are_384d_unit_and_ordered(local_embedder: CachingEmbedder) -> None:
+    texts = ["Raise prices by 10%.", "We will increase prices by ten percent.", "The cat sat on the mat.", ""]
+    vectors = await local_embedder.embed(texts)
+    assert vectors.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    one = await local_embedder.embed([texts[2]])
+    assert np.allclose(one[0], vectors[2], atol=1e-5)
+
+
+async def test_model_id_is_stable(local_embedder: CachingEmbedder) -> None:
+    assert local_embedder.model_id == "local/all-MiniLM-L6-v2-onnx-int8"
+    assert local_embedder.dimensions == 384
+
+
+class _Counting:
+    model_id = "test/counting"
+    dimensions = 384
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> np.ndarray:
+        self.seen.extend(texts)
+        return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
+
+
+async def test_cache_embeds_each_text_once() -> None:
+    inner = _Counting()
+    cached = CachingEmbedder(inner, max_entries=2)
+    first = await cached.embed(["a", "b", "a"])
+    assert first.shape == (3, 384) and inner.seen == ["a", "b"]
+    await cached.embed(["b", "c"])
+    assert inner.seen == ["a", "b", "c"]
+    await cached.embed(["a"])  # evicted by the two-entry limit
+    assert inner.seen == ["a", "b", "c", "a"]
+    assert (await cached.embed([])).shape == (0, 384)
+
+
+async def test_bad_input_names_the_field(local_embedder: CachingEmbedder) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        await local_embedder.embed(["ok", 3])  # type: ignore[list-item]
+    assert caught.value.field == "texts[1]"
+    with pytest.raises(InvalidInput):
+        await local_embedder.embed("one string")
+
+
+def test_threads_must_be_positive() -> None:
+    with pytest.raises(InvalidInput):
+        LocalEmbedder(threads=0)
