@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from api.errors import install_error_handlers
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
+from api.routes.metrics import install_metrics
 from config.settings import Settings
 from config.temporal import connect_temporal
 from store.db import Database
@@ -34,6 +35,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
     install_error_handlers(app)
+    install_metrics(app)
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(memories.router)

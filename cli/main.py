@@ -80,7 +80,16 @@ def _gateway(settings: Settings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    from engine.errors import LetheError
+
+    try:
+        return _dispatch(_parser().parse_args(argv))
+    except LetheError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
     except ValidationError as exc:

@@ -10,14 +10,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRETS = {"", "changeme", "change-me", "secret"}
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="LETHE_", env_file=".env", extra="ignore")
+    # Empty variables count as unset, so `LETHE_TEMPORAL_TLS_CERT=` never becomes the path ".".
+    model_config = SettingsConfigDict(env_prefix="LETHE_", env_file=".env", extra="ignore", env_ignore_empty=True)
 
     # Where Lethe runs.
     env: Literal["development", "production"] = "production"
@@ -74,6 +75,14 @@ class Settings(BaseSettings):
             if value.startswith(prefix):
                 return "postgresql+asyncpg://" + value[len(prefix):]
         return value
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_admin_token(self) -> Settings:
+        # Empty leaves the admin endpoints off; a copied placeholder in production is a mistake to stop on.
+        token = self.admin_token.get_secret_value()
+        if self.env == "production" and token and token in PLACEHOLDER_SECRETS:
+            raise ValueError(f"LETHE_ADMIN_TOKEN is the placeholder {token!r}: set a real secret, or leave it empty")
+        return self
 
     @property
     def admin_enabled(self) -> bool:

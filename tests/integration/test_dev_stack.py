@@ -1,0 +1,125 @@
+"""`lethe dev` (what `make run` runs), as a user would drive it: start, curl, look in Temporal, Ctrl-C, again."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.support import free_port
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def dev_env() -> Iterator[dict[str, str]]:
+    data_dir = Path(tempfile.mkdtemp(prefix="lethe-test-dev-"))
+    data_dir.chmod(0o755)  # Postgres runs as its own system user and must reach its data
+    temporal_port = free_port()
+    env = {
+        **os.environ,
+        "LETHE_DATA_DIR": str(data_dir / "state"),
+        "LETHE_PORT": str(free_port()),
+        "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{temporal_port}",
+        "LETHE_TEMPORAL_UI_PORT": str(free_port()),
+        "LETHE_ADMIN_TOKEN": "",
+    }
+    yield env
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+class DevStack:
+    """One `lethe dev` process, read line by line until its banner is complete."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [str(BIN / "lethe"), "dev"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.output = ""
+        deadline = time.monotonic() + 90
+        while "Ctrl-C stops everything." not in self.output:
+            line = self.proc.stdout.readline() if self.proc.stdout else ""
+            if not line and self.proc.poll() is not None:
+                raise AssertionError(f"lethe dev exited early:\n{self.output}")
+            self.output += line
+            if time.monotonic() > deadline:
+                raise AssertionError(f"lethe dev did not finish starting:\n{self.output}")
+
+    def field(self, name: str) -> str:
+        match = re.search(rf"^\s+{name}\s+(\S+)", self.output, re.M)
+        assert match, f"{name} missing from banner:\n{self.output}"
+        return match.group(1)
+
+    def curl(self) -> str:
+        start = self.output.index("curl -s")
+        command = self.output[start:self.output.index("\n\n", start)]
+        return subprocess.run(["bash", "-c", command + " -w '\\n%{http_code}'"], capture_output=True, text=True,
+                              check=True, timeout=30).stdout
+
+    def descendants(self) -> list[psutil.Process]:
+        return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def interrupt(self) -> int:
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=60)
+
+
+def _postmaster_pid(env: dict[str, str]) -> int:
+    return int((Path(env["LETHE_DATA_DIR"]) / "postgres" / "postmaster.pid").read_text().split()[0])
+
+
+def _workflows(env: dict[str, str], query: str) -> list[dict[str, object]]:
+    out = subprocess.run(
+        [str(BIN / "temporal"), "workflow", "list", "--address", env["LETHE_TEMPORAL_ADDRESS"], "--query", query,
+         "-o", "json"], capture_output=True, text=True, check=True, timeout=30).stdout
+    return json.loads(out) if out.strip() else []
+
+
+def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_env: dict[str, str]) -> None:
+    stack = DevStack(dev_env)
+    try:
+        api_key = stack.field("API key")
+        body, status = stack.curl().rsplit("\n", 1)
+        assert status == "200", body
+        assert json.loads(body)["decorate_id"].startswith("dec_")
+
+        second = subprocess.run([str(BIN / "lethe"), "dev"], env=dev_env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1 and "already running" in second.stdout
+
+        deadline = time.monotonic() + 30
+        while not (found := _workflows(dev_env, 'LetheTenant != "" AND WorkflowId STARTS_WITH "memory/"')):
+            assert time.monotonic() < deadline, "the memory's workflow never appeared in Temporal"
+            time.sleep(0.5)
+        assert found[0]["execution"]["workflowId"].endswith("/demo")
+        started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
+    finally:
+        code = stack.interrupt()
+
+    assert code == 0, stack.output
+    time.sleep(1)
+    alive = [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert alive == [], f"processes left running after Ctrl-C: {alive}"
+
+    again = DevStack(dev_env)
+    try:
+        assert again.field("API key") == api_key  # same tenant, same data
+        body, status = again.curl().rsplit("\n", 1)
+        assert status == "200"
+        memory = subprocess.run(
+            ["curl", "-s", f"http://127.0.0.1:{dev_env['LETHE_PORT']}/v1/memories/demo",
+             "-H", f"Authorization: Bearer {api_key}"], capture_output=True, text=True, check=True).stdout
+        assert json.loads(memory)["messages"] == 1  # the resent message was recognised, not stored twice
+        assert json.loads(memory)["events"] == 2
+    finally:
+        assert again.interrupt() == 0

@@ -1,0 +1,22 @@
+"""Every error class has its HTTP status and a JSON body naming the field."""
+
+from __future__ import annotations
+
+import engine.errors as errors
+from api.errors import STATUS, error_body, field_path
+
+
+def test_every_error_class_has_a_status() -> None:
+    classes = {getattr(errors, name) for name in errors.__all__} | {errors.LetheError}
+    assert classes <= set(STATUS)
+
+
+def test_error_body_names_the_field() -> None:
+    body = error_body(errors.InvalidInput("messages[1].role: bad", field="messages[1].role"))
+    assert body == {"error": {"type": "invalid_request", "message": "messages[1].role: bad",
+                              "field": "messages[1].role"}}
+
+
+def test_field_path_reads_like_the_json() -> None:
+    assert field_path(("body", "messages", 2, "tool_calls", 0, "id")) == "messages[2].tool_calls[0].id"
+    assert field_path(("input",)) == "input"

@@ -1,0 +1,51 @@
+"""The layers of DESIGN.md, enforced: each top-level package imports only what its row allows."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = {"engine", "store", "providers", "activities", "workflows", "api", "cli", "config"}
+ALLOWED = {
+    "engine": set(),
+    "store": {"engine"},
+    "providers": {"engine"},
+    "activities": {"engine", "store", "providers"},
+    "workflows": {"engine", "activities"},  # activities.types only: see test below
+    "api": {"engine", "store", "providers", "config", "workflows"},
+    "config": {"engine", "workflows"},
+    "cli": PROJECT,
+}
+
+
+def _imports(package: str) -> list[tuple[Path, str]]:
+    found = []
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found += [(path, alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.append((path, node.module))
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_package_imports_only_its_allowed_layers(package: str) -> None:
+    allowed = ALLOWED[package] | {package}
+    wrong = [(str(p.relative_to(ROOT)), m) for p, m in _imports(package)
+             if m.split(".")[0] in PROJECT and m.split(".")[0] not in allowed]
+    assert wrong == []
+
+
+def test_workflows_take_only_dependency_free_types_from_activities() -> None:
+    used = {m for _, m in _imports("workflows") if m.startswith("activities")}
+    assert used <= {"activities.types"}
+
+
+def test_activity_types_import_nothing_but_the_standard_library() -> None:
+    tops = {module.split(".")[0] for path, module in _imports("activities") if path.name == "types.py"}
+    assert tops <= set(sys.stdlib_module_names) | {"__future__"}

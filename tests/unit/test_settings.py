@@ -1,0 +1,49 @@
+"""Settings: every one documented, parsed the way operators write them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from config.settings import Settings
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_every_setting_is_documented_in_the_readme_and_nothing_else() -> None:
+    documented = set(re.findall(r"^\| `(LETHE_[A-Z_]+)` \|", README.read_text(), re.M))
+    fields = {f"LETHE_{name.upper()}" for name in Settings.model_fields}
+    assert documented == fields
+
+
+def test_ceiling_defaults_to_200k_and_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings(_env_file=None).ceiling_tokens == 200_000  # type: ignore[call-arg]
+    monkeypatch.setenv("LETHE_CEILING_TOKENS", "8000")
+    assert Settings(_env_file=None).ceiling_tokens == 8000  # type: ignore[call-arg]
+
+
+def test_plain_postgres_url_gets_the_async_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LETHE_DATABASE_URL", "postgres://u:p@db:5432/lethe")
+    assert Settings(_env_file=None).database_url == "postgresql+asyncpg://u:p@db:5432/lethe"  # type: ignore[call-arg]
+
+
+def test_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LETHE_TEMPORAL_TLS_CERT", "")
+    assert Settings(_env_file=None).temporal_tls_cert is None  # type: ignore[call-arg]
+
+
+def test_bad_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LETHE_CEILING_TOKENS", "lots")
+    with pytest.raises(ValidationError, match="ceiling_tokens"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+def test_production_refuses_a_placeholder_admin_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LETHE_ADMIN_TOKEN", "change-me")
+    with pytest.raises(ValidationError, match="placeholder"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    monkeypatch.setenv("LETHE_ENV", "development")
+    assert not Settings(_env_file=None).admin_enabled  # type: ignore[call-arg]
