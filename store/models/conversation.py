@@ -1,63 +1,15 @@
-"""Table rows. API shapes live in `api/schemas.py`; a row never leaves the store as-is."""
+"""A memory, its messages as sent, its decorate calls and the outbox of its workflow events."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    DateTime,
-    ForeignKey,
-    Identity,
-    Index,
-    Integer,
-    String,
-    UniqueConstraint,
-    func,
-)
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Identity, Index, Integer, String, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 
-__all__ = [
-    "ApiKey",
-    "Base",
-    "Decoration",
-    "Memory",
-    "Message",
-    "ModelUsage",
-    "OutboxEvent",
-    "Tenant",
-]
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-def _now_column() -> Mapped[datetime]:
-    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
-
-
-class Tenant(Base):
-    __tablename__ = "tenants"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True, nullable=False)
-    created_at: Mapped[datetime] = _now_column()
-
-
-class ApiKey(Base):
-    """A tenant's bearer key, kept only as its SHA-256 (keys are long random strings, so no salt is needed)."""
-
-    __tablename__ = "api_keys"
-
-    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
-    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False)
-    key_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
-    prefix: Mapped[str] = mapped_column(String(20), nullable=False)
-    created_at: Mapped[datetime] = _now_column()
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+from store.models.base import Base, now_column
 
 
 class Memory(Base):
@@ -69,7 +21,7 @@ class Memory(Base):
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False)
     memory_id: Mapped[str] = mapped_column(String(128), nullable=False)
-    created_at: Mapped[datetime] = _now_column()
+    created_at: Mapped[datetime] = now_column()
     # Counters advanced under the memory's row lock: the hot path's per-memory serialisation point.
     last_event_seq: Mapped[int] = mapped_column(BigInteger, default=0, nullable=False)
     last_message_seq: Mapped[int] = mapped_column(BigInteger, default=0, nullable=False)
@@ -77,6 +29,8 @@ class Memory(Base):
     last_user_message_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The latest time this memory has seen; X-Lethe-Now may never move it backwards.
     clock: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Provider-count / our-estimate per model, learned from report's usage.
+    size_ratios: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False, default=dict)
 
 
 class Message(Base):
@@ -97,6 +51,11 @@ class Message(Base):
     content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     body: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # Our token estimate of the body, counted once when stored.
+    tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # Hash of the message as the agent holds it (a reply without its note call), for recognising resends;
+    # None for messages only Lethe has (the tool result answering a note call).
+    agent_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class Decoration(Base):
@@ -112,6 +71,11 @@ class Decoration(Base):
     turn: Mapped[int] = mapped_column(Integer, nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     reported_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Our estimate of the decorated request, compared with the provider's count on report.
+    estimated_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # Turns whose note was asked for in this call (none when no ask).
+    note_ask_first_turn: Mapped[int | None] = mapped_column(Integer)
+    note_ask_last_turn: Mapped[int | None] = mapped_column(Integer)
 
 
 class OutboxEvent(Base):
@@ -132,23 +96,6 @@ class OutboxEvent(Base):
     seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
     kind: Mapped[str] = mapped_column(String(40), nullable=False)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False, default=dict)
-    created_at: Mapped[datetime] = _now_column()
+    created_at: Mapped[datetime] = now_column()
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-
-
-class ModelUsage(Base):
-    """Tokens spent on one model call, for cost accounting per tenant and memory."""
-
-    __tablename__ = "model_usage"
-    __table_args__ = (Index("ix_model_usage_tenant_memory", "tenant_id", "memory_id"),)
-
-    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
-    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
-    memory_id: Mapped[str | None] = mapped_column(String(128))
-    provider: Mapped[str] = mapped_column(String(40), nullable=False)
-    model: Mapped[str] = mapped_column(String(200), nullable=False)
-    purpose: Mapped[str] = mapped_column(String(40), nullable=False)
-    prompt_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    completion_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    created_at: Mapped[datetime] = _now_column()

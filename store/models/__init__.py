@@ -1,0 +1,33 @@
+"""Table rows. API shapes live in `api/schemas.py`; a row never leaves the store as it is."""
+
+from store.models.base import Base
+from store.models.conversation import Decoration, Memory, Message, OutboxEvent
+from store.models.mechanism import (
+    BoundaryScore,
+    Episode,
+    EpisodeTransition,
+    Fact,
+    IdempotencyRecord,
+    NoteCall,
+    Trace,
+)
+from store.models.tenancy import ApiKey, Tenant
+from store.models.usage import ModelUsage
+
+__all__ = [
+    "ApiKey",
+    "Base",
+    "BoundaryScore",
+    "Decoration",
+    "Episode",
+    "EpisodeTransition",
+    "Fact",
+    "IdempotencyRecord",
+    "Memory",
+    "Message",
+    "ModelUsage",
+    "NoteCall",
+    "OutboxEvent",
+    "Tenant",
+    "Trace",
+]

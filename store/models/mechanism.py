@@ -1,0 +1,168 @@
+"""The mechanism's records: episodes and their history, facts, traces, boundary scores and note calls.
+
+Engine ids (`episode_key`, `fact_key`) are kept as the engine names them; rows add the memory and tenant.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from store.models.base import Base, now_column
+
+__all__ = ["BoundaryScore", "Episode", "EpisodeTransition", "Fact", "IdempotencyRecord", "NoteCall", "Trace"]
+
+_MEMORY_FK = "memories.id"
+
+
+class Episode(Base):
+    __tablename__ = "episodes"
+    __table_args__ = (UniqueConstraint("memory_pk", "episode_key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    episode_key: Mapped[str] = mapped_column(String(80), nullable=False)
+    state: Mapped[str] = mapped_column(String(20), nullable=False)
+    first_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    first_turn: Mapped[int] = mapped_column(Integer, nullable=False)
+    last_turn: Mapped[int] = mapped_column(Integer, nullable=False)
+    tokens: Mapped[int] = mapped_column(Integer, nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    facts_written: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    sealed_without_facts: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # When the note ask for it was first made, and how many calls have asked since.
+    asked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    asks: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    created_at: Mapped[datetime] = now_column()
+
+
+class EpisodeTransition(Base):
+    """Every change of an episode's state, in order: its history, for the export and for operators."""
+
+    __tablename__ = "episode_transitions"
+    __table_args__ = (Index("ix_episode_transitions_memory", "memory_pk", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    episode_key: Mapped[str] = mapped_column(String(80), nullable=False)
+    before: Mapped[str | None] = mapped_column(String(20))
+    after: Mapped[str] = mapped_column(String(20), nullable=False)
+    reason: Mapped[str] = mapped_column(String(40), nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class Fact(Base):
+    """A fact the model wrote with the note tool, with its provenance and validity."""
+
+    __tablename__ = "facts"
+    __table_args__ = (UniqueConstraint("memory_pk", "fact_key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    fact_key: Mapped[str] = mapped_column(String(80), nullable=False)
+    note: Mapped[str] = mapped_column(Text, nullable=False)
+    subject: Mapped[str] = mapped_column(Text, nullable=False)
+    object: Mapped[str] = mapped_column(Text, nullable=False)
+    milestone: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    episode_keys: Mapped[list[str]] = mapped_column(ARRAY(String(80)), nullable=False)
+    first_turn: Mapped[int] = mapped_column(Integer, nullable=False)
+    last_turn: Mapped[int] = mapped_column(Integer, nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    note_call_id: Mapped[int | None] = mapped_column(ForeignKey("note_calls.id", ondelete="CASCADE"))
+    # Validity: a newer fact that contradicts this one ends it; nothing is deleted.
+    valid_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    valid_to: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Trace(Base):
+    """One time something mattered to an episode (or a fact). Never updated: the record is permanent."""
+
+    __tablename__ = "traces"
+    __table_args__ = (
+        # Idempotency: one encoding trace per episode, one judgment per (fact, episode).
+        Index("ux_traces_encoding", "memory_pk", "episode_key", unique=True, postgresql_where=text("encoding")),
+        Index("ux_traces_fact_episode", "memory_pk", "fact_key", "episode_key", unique=True,
+              postgresql_where=text("NOT encoding")),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    episode_key: Mapped[str | None] = mapped_column(String(80))
+    fact_key: Mapped[str | None] = mapped_column(String(80))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    score: Mapped[float] = mapped_column(Float, nullable=False)
+    counted: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    encoding: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    created_at: Mapped[datetime] = now_column()
+
+
+class BoundaryScore(Base):
+    """A unit's scores as the first and as the last message of a concept; only their order is used."""
+
+    __tablename__ = "boundary_scores"
+    __table_args__ = (UniqueConstraint("memory_pk", "unit_first_seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    unit_first_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    unit_last_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    first_score: Mapped[float] = mapped_column(Float, nullable=False)
+    last_score: Mapped[float] = mapped_column(Float, nullable=False)
+    judge: Mapped[str] = mapped_column(String(80), nullable=False)
+
+
+class NoteCall(Base):
+    """A note call as the model made it, kept raw; `taken` says whether its facts were written."""
+
+    __tablename__ = "note_calls"
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    decorate_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    call_id: Mapped[str] = mapped_column(String(200), nullable=False)
+    arguments: Mapped[str] = mapped_column(Text, nullable=False)
+    taken: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    error: Mapped[str | None] = mapped_column(Text)
+    episode_keys: Mapped[list[str]] = mapped_column(ARRAY(String(80)), nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class IdempotencyRecord(Base):
+    """The first answer to a write, replayed for any retry with the same key and body."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (UniqueConstraint("tenant_id", "memory_id", "endpoint", "key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    memory_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    endpoint: Mapped[str] = mapped_column(String(20), nullable=False)
+    key: Mapped[str] = mapped_column(String(200), nullable=False)
+    body_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    status_code: Mapped[int] = mapped_column(Integer, nullable=False)
+    response: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    created_at: Mapped[datetime] = now_column()

@@ -1,0 +1,31 @@
+"""Tenants and their API keys."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Identity, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from store.models.base import Base, now_column
+
+
+class Tenant(Base):
+    __tablename__ = "tenants"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True, nullable=False)
+    created_at: Mapped[datetime] = now_column()
+
+
+class ApiKey(Base):
+    """A tenant's bearer key, kept only as its SHA-256 (keys are long random strings, so no salt is needed)."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    prefix: Mapped[str] = mapped_column(String(20), nullable=False)
+    created_at: Mapped[datetime] = now_column()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
