@@ -1,0 +1,177 @@
+"""Episodes, facts, traces and boundary scores: loaded as the engine's types, saved from its plans.
+
+The hot path and the lane's activities both go through here, each under the memory's row lock
+(`memories.lock_memory`), so a cut in the lane never races a fade in a decorate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.cutting import BoundaryScores
+from engine.episodes import Episode, EpisodeState, Transition
+from engine.facts import Fact
+from engine.traces import Trace
+from store.models import BoundaryScore as BoundaryScoreRow
+from store.models import Episode as EpisodeRow
+from store.models import EpisodeTransition
+from store.models import Fact as FactRow
+from store.models import Trace as TraceRow
+
+__all__ = [
+    "add_episodes",
+    "add_traces",
+    "apply_transitions",
+    "load_boundary_scores",
+    "load_episode_rows",
+    "load_episodes",
+    "load_facts",
+    "load_traces",
+    "save_boundary_scores",
+]
+
+
+def _episode(row: EpisodeRow) -> Episode:
+    return Episode(
+        id=row.episode_key, state=EpisodeState(row.state), first_seq=row.first_seq, last_seq=row.last_seq,
+        first_turn=row.first_turn, last_turn=row.last_turn, tokens=row.tokens, at=row.at,
+        facts_written=row.facts_written, sealed_without_facts=row.sealed_without_facts,
+    )
+
+
+async def load_episode_rows(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[EpisodeRow]:
+    rows = await session.execute(
+        select(EpisodeRow)
+        .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk)
+        .order_by(EpisodeRow.first_seq)
+    )
+    return list(rows.scalars())
+
+
+async def load_episodes(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Episode]:
+    return [_episode(r) for r in await load_episode_rows(session, tenant_id=tenant_id, memory_pk=memory_pk)]
+
+
+def add_episodes(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, episodes: Iterable[Episode], at: datetime
+) -> None:
+    """New episodes, born live, each with its first transition recorded."""
+    for episode in episodes:
+        session.add(EpisodeRow(
+            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=episode.id, state=episode.state.value,
+            first_seq=episode.first_seq, last_seq=episode.last_seq, first_turn=episode.first_turn,
+            last_turn=episode.last_turn, tokens=episode.tokens, at=episode.at,
+            facts_written=episode.facts_written, sealed_without_facts=episode.sealed_without_facts, asks=0,
+        ))
+        session.add(EpisodeTransition(
+            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=episode.id, before=None,
+            after=episode.state.value, reason="cut", at=at,
+        ))
+
+
+async def apply_transitions(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    memory_pk: int,
+    episodes: Sequence[Episode],
+    transitions: Sequence[Transition],
+    at: datetime,
+) -> None:
+    """Persist the engine's new states (and flags) for the episodes that moved, with their history."""
+    by_id = {e.id: e for e in episodes}
+    for transition in transitions:
+        episode = by_id[transition.episode_id]
+        await session.execute(
+            update(EpisodeRow)
+            .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+                   EpisodeRow.episode_key == episode.id)
+            .values(state=episode.state.value, facts_written=episode.facts_written,
+                    sealed_without_facts=episode.sealed_without_facts)
+        )
+        session.add(EpisodeTransition(
+            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=episode.id, before=transition.before.value,
+            after=transition.after.value, reason=transition.reason, at=at,
+        ))
+
+
+async def load_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Trace]:
+    rows = await session.execute(
+        select(TraceRow.at, TraceRow.score, TraceRow.counted, TraceRow.episode_key, TraceRow.fact_key,
+               TraceRow.encoding)
+        .where(TraceRow.tenant_id == tenant_id, TraceRow.memory_pk == memory_pk)
+        .order_by(TraceRow.id)
+    )
+    return [Trace(at=at, score=score, counted=counted, episode_id=episode, fact_id=fact, encoding=encoding)
+            for at, score, counted, episode, fact, encoding in rows]
+
+
+async def add_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int, traces: Iterable[Trace]) -> int:
+    """Insert traces; one already written (same encoding episode, or same fact and episode) is left as it was.
+
+    Traces are never updated, so a retried job adds nothing twice. Returns how many were new.
+    """
+    values = [
+        {"memory_pk": memory_pk, "tenant_id": tenant_id, "episode_key": t.episode_id, "fact_key": t.fact_id,
+         "at": t.at, "score": t.score, "counted": t.counted, "encoding": t.encoding}
+        for t in traces
+    ]
+    if not values:
+        return 0
+    result = await session.execute(
+        insert(TraceRow).values(values).on_conflict_do_nothing().returning(TraceRow.id)
+    )
+    return len(result.all())
+
+
+async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Fact]:
+    """Facts in force (not retired by a newer one), oldest first."""
+    rows = await session.execute(
+        select(FactRow)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.valid_to.is_(None))
+        .order_by(FactRow.id)
+    )
+    return [
+        Fact(id=r.fact_key, note=r.note, subject=r.subject, object=r.object, milestone=r.milestone,
+             episode_ids=tuple(r.episode_keys), at=r.at, first_turn=r.first_turn, last_turn=r.last_turn)
+        for r in rows.scalars()
+    ]
+
+
+async def load_boundary_scores(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, after_seq: int = 0
+) -> dict[int, BoundaryScores]:
+    """Scores keyed by a unit's first seq, as `engine.decorate` and `engine.cut_history` take them."""
+    rows = await session.execute(
+        select(BoundaryScoreRow.unit_first_seq, BoundaryScoreRow.first_score, BoundaryScoreRow.last_score)
+        .where(BoundaryScoreRow.tenant_id == tenant_id, BoundaryScoreRow.memory_pk == memory_pk,
+               BoundaryScoreRow.unit_first_seq > after_seq)
+    )
+    return {seq: BoundaryScores(first=first, last=last) for seq, first, last in rows}
+
+
+async def save_boundary_scores(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    memory_pk: int,
+    scores: Mapping[tuple[int, int], BoundaryScores],
+    judge: str,
+) -> None:
+    """Scores keyed by (unit first seq, unit last seq); a unit scored already keeps its first score."""
+    if not scores:
+        return
+    await session.execute(
+        insert(BoundaryScoreRow)
+        .values([
+            {"memory_pk": memory_pk, "tenant_id": tenant_id, "unit_first_seq": first, "unit_last_seq": last,
+             "first_score": s.first, "last_score": s.last, "judge": judge}
+            for (first, last), s in scores.items()
+        ])
+        .on_conflict_do_nothing(index_elements=["memory_pk", "unit_first_seq"])
+    )
