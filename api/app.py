@@ -7,12 +7,16 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from api.context import HotPath
 from api.errors import install_error_handlers
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
 from api.routes.metrics import install_metrics
+from config.mechanism import mechanism_config
 from config.settings import Settings
+from config.telemetry import configure_tracing, instrument_app
 from config.temporal import connect_temporal
+from providers.factory import make_token_counter
 from store.db import Database
 
 __all__ = ["create_app"]
@@ -26,6 +30,7 @@ def create_app(settings: Settings) -> FastAPI:
         temporal = await connect_temporal(settings, lazy=True)
         relay = OutboxRelay(db, temporal, task_queue=settings.temporal_task_queue)
         app.state.settings, app.state.db, app.state.temporal, app.state.relay = settings, db, temporal, relay
+        app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings))
         relay.start()
         try:
             yield
@@ -33,7 +38,9 @@ def create_app(settings: Settings) -> FastAPI:
             await relay.stop()
             await db.dispose()
 
+    configure_tracing(settings, service="lethe-gateway")
     app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
+    instrument_app(app)
     install_error_handlers(app)
     install_metrics(app)
     app.include_router(health.router)

@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
+from temporalio.client import Client
 
-from api.hot_path import Clock
+from api.clock import Clock
+from api.context import HotPath
 from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
 from config.settings import Settings
@@ -16,7 +18,17 @@ from engine.errors import InvalidInput, Unauthorized
 from store.db import Database
 from store.repositories import tenants
 
-__all__ = ["AdminDep", "ClockDep", "DatabaseDep", "MemoryIdDep", "RelayDep", "SettingsDep", "TenantDep"]
+__all__ = [
+    "AdminDep",
+    "ClockDep",
+    "DatabaseDep",
+    "HotPathDep",
+    "MemoryIdDep",
+    "RelayDep",
+    "SettingsDep",
+    "TemporalDep",
+    "TenantDep",
+]
 
 
 def _settings(request: Request) -> Settings:
@@ -27,6 +39,14 @@ def _database(request: Request) -> Database:
     return request.app.state.db  # type: ignore[no-any-return]
 
 
+def _temporal(request: Request) -> Client:
+    return request.app.state.temporal  # type: ignore[no-any-return]
+
+
+def _hot_path(request: Request) -> HotPath:
+    return request.app.state.hot_path  # type: ignore[no-any-return]
+
+
 def _relay(request: Request) -> OutboxRelay:
     return request.app.state.relay  # type: ignore[no-any-return]
 
@@ -34,6 +54,8 @@ def _relay(request: Request) -> OutboxRelay:
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DatabaseDep = Annotated[Database, Depends(_database)]
 RelayDep = Annotated[OutboxRelay, Depends(_relay)]
+HotPathDep = Annotated[HotPath, Depends(_hot_path)]
+TemporalDep = Annotated[Client, Depends(_temporal)]
 
 
 def _bearer(authorization: str | None) -> str:

@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from opentelemetry import context as otel_context
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from store.db import Database
-from store.repositories import outbox
+from store.repositories import lane, outbox
 from workflows import search_attributes as sa
 from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
 
 __all__ = ["OutboxRelay"]
 
 log = logging.getLogger(__name__)
+
+# A signal that takes longer than this counts as failed: the rows stay undelivered and go out on the next try.
+SIGNAL_TIMEOUT = timedelta(seconds=5)
 
 
 class OutboxRelay:
@@ -73,7 +78,15 @@ class OutboxRelay:
         async with self.db.session() as session, session.begin():
             pending = await outbox.claim_undelivered(session)
             for item in pending:
-                await self._signal(item)
+                payload = await lane.event_payload(
+                    session, tenant_id=item.tenant_id, memory_pk=item.memory_pk, seq=item.newest_seq
+                )
+                # The signal joins the trace of the call that wrote the newest event.
+                token = otel_context.attach(TraceContextTextMapPropagator().extract(payload))
+                try:
+                    await self._signal(item)
+                finally:
+                    otel_context.detach(token)
                 await outbox.mark_delivered(
                     session, tenant_id=item.tenant_id, memory_pk=item.memory_pk,
                     up_to_seq=item.newest_seq, at=datetime.now(UTC),
@@ -88,6 +101,7 @@ class OutboxRelay:
             task_queue=self.task_queue,
             start_signal=EVENTS_SIGNAL,
             start_signal_args=[item.newest_seq],
+            rpc_timeout=SIGNAL_TIMEOUT,
             search_attributes=TypedSearchAttributes(
                 [SearchAttributePair(sa.TENANT, item.tenant_id), SearchAttributePair(sa.MEMORY, item.memory_id)]
             ),

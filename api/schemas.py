@@ -14,7 +14,11 @@ __all__ = [
     "MEMORY_ID_PATTERN",
     "ChatCompletionsRequest",
     "ChatMessage",
+    "BudgetPublic",
     "DecorateResponse",
+    "EpisodePublic",
+    "ErasedPublic",
+    "NoteAskPublic",
     "MemoryPublic",
     "ReportRequest",
     "ReportResponse",
@@ -62,10 +66,25 @@ class ResponsesRequest(_PassThrough):
         return value
 
 
+class BudgetPublic(BaseModel):
+    ceiling: int
+    budget: int
+    landing: int
+    view_tokens: int
+
+
 class DecorateResponse(BaseModel):
     decorate_id: str
     shape: Literal["chat_completions", "responses"]
     request: dict[str, Any]
+    # Turns whose facts this request asks for (the note ask), or None.
+    note_ask_turns: list[int] | None = None
+    # This turn slept: 24 h or more since the last user message faded the view before the reply.
+    slept: bool = False
+    # Lethe's own count of `request`, in tokens.
+    estimated_tokens: int = 0
+    # The numbers this call was planned with: ceiling, history budget, landing, and the view (history + facts).
+    budget: BudgetPublic | None = None
 
 
 class ReportRequest(BaseModel):
@@ -75,16 +94,48 @@ class ReportRequest(BaseModel):
 
 class ReportResponse(BaseModel):
     response: dict[str, Any]
+    # The note call was all the model said: call decorate and the model again to get its answer.
     needs_continuation: bool = False
+
+
+class NoteAskPublic(BaseModel):
+    pending: bool
+    turns: list[int] | None
+    since: str | None
+    asks: int
+
+
+class EpisodePublic(BaseModel):
+    id: str
+    state: Literal["live", "leaving", "sealed", "forgotten"]
+    first_turn: int
+    last_turn: int
+    first_seq: int
+    last_seq: int
+    tokens: int
+    facts_written: bool
+    sealed_without_facts: bool
+    activation: float
+    significance: float
 
 
 class MemoryPublic(BaseModel):
     memory_id: str
     created_at: str
+    now: str
     messages: int
     turns: int
     events: int
+    facts: int
     last_user_message_at: str | None
+    note_ask: NoteAskPublic
+    episodes: list[EpisodePublic]
+
+
+class ErasedPublic(BaseModel):
+    memory_id: str
+    erased: bool
+    workflow_ended: bool
 
 
 class TenantCreate(BaseModel):

@@ -10,10 +10,14 @@ from fastapi import FastAPI
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities.lane import LaneActivities
+from activities.lane import LaneActivities, NoteAskPolicy
 from api.routes import health
+from config.mechanism import mechanism_config
 from config.settings import Settings
+from config.telemetry import configure_tracing
 from config.temporal import connect_temporal
+from providers.factory import make_embedder, make_judge
+from providers.judge import Judge
 from store.db import Database
 from workflows.memory import MemoryWorkflow
 
@@ -22,13 +26,32 @@ __all__ = ["build_worker", "run_worker"]
 log = logging.getLogger(__name__)
 
 
-def build_worker(client: Client, db: Database, *, task_queue: str) -> Worker:
-    lane = LaneActivities(db)
+def build_judge(settings: Settings) -> Judge:
+    """The judge the lane's jobs use, on the embedder the settings name."""
+    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    openai = {"openai_base_url": settings.openai_base_url, "openai_api_key": api_key,
+              "openai_timeout_seconds": settings.openai_timeout_seconds,
+              "openai_max_retries": settings.openai_max_retries}
+    embedder = make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
+                             openai_model=settings.openai_embedding_model, **openai)
+    return make_judge(kind=settings.judge, embedder=embedder, openai_model=settings.openai_judge_model, **openai)
+
+
+def build_worker(
+    client: Client, db: Database, *, task_queue: str, settings: Settings | None = None, judge: Judge | None = None
+) -> Worker:
+    settings = settings or Settings(_env_file=None)  # type: ignore[call-arg]
+    lane = LaneActivities(
+        db,
+        judge=judge or build_judge(settings),
+        config=mechanism_config(settings),
+        note_ask=NoteAskPolicy(calls=settings.note_ask_pending_calls, minutes=settings.note_ask_pending_minutes),
+    )
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[MemoryWorkflow],
-        activities=[lane.fetch_events, lane.record_event],
+        activities=lane.all(),
     )
 
 
@@ -40,9 +63,10 @@ def _health_app(db: Database, client: Client) -> FastAPI:
 
 
 async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
+    configure_tracing(settings, service="lethe-worker")
     db = Database(settings.database_url, pool_size=settings.db_pool_size)
     client = await connect_temporal(settings)
-    worker = build_worker(client, db, task_queue=settings.temporal_task_queue)
+    worker = build_worker(client, db, task_queue=settings.temporal_task_queue, settings=settings)
     tasks = [asyncio.create_task(worker.run(), name="worker")]
     server = None
     if settings.worker_health_port:

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
 
     # Memory mechanism.
     ceiling_tokens: int = Field(default=200_000, ge=1000)
+    # An unanswered note ask shows as pending (LetheNoteAskPending) after this many calls or minutes.
+    note_ask_pending_calls: int = Field(default=3, ge=1)
+    note_ask_pending_minutes: float = Field(default=30.0, ge=0)
 
     # Models.
     embedder: Literal["local", "openai"] = "local"
@@ -66,6 +69,8 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True
     otlp_endpoint: str = ""
+    # Spans printed to stderr, for looking at traces without a collector (lethe dev).
+    trace_console: bool = False
 
     @field_validator("database_url")
     @classmethod

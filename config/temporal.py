@@ -11,6 +11,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import TLSConfig
 
 from config.settings import Settings
+from config.telemetry import temporal_interceptors
 from workflows import search_attributes as sa
 
 __all__ = ["connect_temporal", "register_search_attributes"]
@@ -39,6 +40,7 @@ async def connect_temporal(settings: Settings, *, lazy: bool = False) -> Client:
         api_key=api_key,
         tls=_tls(settings),
         data_converter=pydantic_data_converter,
+        interceptors=temporal_interceptors(),
         lazy=lazy,
     )
 

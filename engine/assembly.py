@@ -64,10 +64,9 @@ def assemble(
     items: list[dict[str, Any]] = [copy.deepcopy(dict(m)) for m in instruction_items(request)]
     if facts_block:
         items.append(_block_item(facts_block, shape, role))
-    body = [
-        _block_item(entry.text, shape, role) if isinstance(entry, Block) else copy.deepcopy(dict(entry))
-        for entry in history
-    ]
+    # Shallow copies: nothing below edits a message in place (repair copies what it trims), and deep
+    # copies of a long history were most of the cost of a decorate.
+    body = [_block_item(entry.text, shape, role) if isinstance(entry, Block) else dict(entry) for entry in history]
     items += repair_history(body, shape)
     if note_ask:
         items.append(_block_item(note_ask, shape, role))

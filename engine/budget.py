@@ -45,24 +45,33 @@ def _percentile(values: Sequence[int], fraction: float) -> int:
 
 def measure_turns(units: Sequence[Unit], *, turn_in_progress: int, config: MechanismConfig) -> TurnMeasure:
     """A typical turn is the median of recent closed turns (user message to the next one); room for the
-    next call is a high percentile of their assistant steps (a reply with its batch of tool outputs)."""
+    next call is a high percentile of what one call adds in them: a reply with its batch of tool outputs,
+    or, for the first call of a turn, the user message with that reply."""
     closed = [u for u in units if 0 < u.turn < turn_in_progress]
     recent = set(sorted({u.turn for u in closed})[-config.recent_turns:])
     sizes: dict[int, int] = {}
     steps: list[int] = []
+    previous: Unit | None = None
     for unit in closed:
         if unit.turn in recent:
             sizes[unit.turn] = sizes.get(unit.turn, 0) + unit.tokens
             if unit.kind == "step":
-                steps.append(unit.tokens)
+                opens_turn = previous is not None and previous.kind == "user" and previous.turn == unit.turn
+                steps.append(unit.tokens + (previous.tokens if opens_turn and previous else 0))
+        previous = unit
     typical = int(median(sizes.values())) if sizes else config.default_typical_turn
     room = _percentile(steps, config.room_percentile) if steps else config.default_room_for_next_call
     return TurnMeasure(typical_turn=typical, room_for_next_call=room)
 
 
 def history_budget(ceiling: int, *, fixed: int, room_for_next_call: int) -> int:
-    """What is left of the ceiling for the view once the unshrinkable part and the next call are set aside."""
-    return max(0, ceiling - fixed - room_for_next_call)
+    """What is left of the ceiling for the view once the unshrinkable part and the next call are set aside.
+
+    The next call is set aside twice: a fade triggers only once the view has passed the budget (by up to one
+    call), and its leaving episodes stay in view until the note comes, so the call after the ask needs its
+    own room too. A model that ignores the ask once is asked again before the ceiling forces a seal.
+    """
+    return max(0, ceiling - fixed - 2 * room_for_next_call)
 
 
 def landing(budget: int, *, typical_turn: int, current_turn_tokens: int, fraction: float = 0.5) -> int:

@@ -1,12 +1,18 @@
-"""Small helpers the tests share: free ports and polling until something holds."""
+"""Small helpers the tests share: free ports, polling until something holds, a gateway to talk to."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TypeVar
+
+import uvicorn
+
+from api.app import create_app
+from config.settings import Settings
 
 T = TypeVar("T")
 
@@ -27,3 +33,21 @@ async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 20.0
             return last
         await asyncio.sleep(every)
     raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
+
+
+@asynccontextmanager
+async def serve_gateway(settings: Settings) -> AsyncIterator[str]:
+    """The real gateway on `settings.port`, over real HTTP, for as long as the block runs."""
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=settings.port,
+                                           log_level="warning"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{settings.port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -1,30 +1,42 @@
 """`MemoryWorkflow`: one per memory, id `memory/{tenant_id}/{memory_id}`.
 
 The gateway signals the newest event number after each commit; the workflow reads the events themselves
-from Postgres and runs them through one ordered lane, one job at a time, so no job races the one before it.
+from Postgres and runs their jobs through one ordered lane, one at a time, so no job races the one before it.
+It also holds the 24-hour sleep timer and keeps the memory's search attributes current.
+
+Changing this file changes what replays: guard a changed command sequence with `workflow.patched(...)` and
+keep the recorded histories in `tests/replay/` passing (README, "Operating").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.types import EventRef, FetchEventsInput, MemoryRef, RunEventInput
+    from activities.types import (
+        EventRef,
+        FetchEventsInput,
+        JobInput,
+        MemoryRef,
+        MemoryStatus,
+        ParkInput,
+        RunEventInput,
+        SleepInput,
+    )
     from workflows import search_attributes as sa
+    from workflows.details import describe
+    from workflows.jobs import LANE_RETRY, PREPARE_SLEEP, Job, jobs_for
+    from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
 
 __all__ = ["EVENTS_SIGNAL", "LaneState", "MemoryWorkflow", "MemoryWorkflowInput", "workflow_id"]
 
 EVENTS_SIGNAL = "events"
-ACTIVITY_TIMEOUT = timedelta(seconds=60)
-ACTIVITY_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    maximum_interval=timedelta(seconds=30),
-    non_retryable_error_types=["InvalidInput", "NotFound"],
-)
+# Bookkeeping reads and writes a few rows: a worker that died holding one is noticed quickly.
+LANE_TIMEOUT = timedelta(seconds=10)
 
 
 def workflow_id(tenant_id: str, memory_id: str) -> str:
@@ -33,11 +45,15 @@ def workflow_id(tenant_id: str, memory_id: str) -> str:
 
 @dataclass
 class LaneState:
-    """All the workflow carries, small enough to hand to continue-as-new."""
+    """All the workflow carries, small enough to hand to continue-as-new: counters and the last status."""
 
     known_seq: int = 0  # newest event number the gateway has announced
     done_seq: int = 0  # newest event number the lane has finished
     jobs_run: int = 0
+    parked: int = 0
+    status: MemoryStatus | None = None
+    # The user message whose sleep the lane last tried to prepare (so a parked one is not retried in a loop).
+    sleep_tried_for: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,8 @@ class MemoryWorkflow:
         # State comes from the input here, not in `run`: a start signal is handled before `run` begins.
         self.state = params.state
         self.memory = MemoryRef(tenant_id=params.tenant_id, memory_id=params.memory_id)
+        self.timer = WakeTimer()
+        self.running: EventRef | None = None
 
     @workflow.signal(name=EVENTS_SIGNAL)
     def events(self, newest_seq: int) -> None:
@@ -66,55 +84,119 @@ class MemoryWorkflow:
     def lane(self) -> LaneState:
         return self.state
 
-    async def _fetch(self, memory: MemoryRef) -> list[EventRef]:
-        return await workflow.execute_activity(
-            "fetch_events",
-            FetchEventsInput(memory=memory, after_seq=self.state.done_seq),
-            result_type=list[EventRef],
-            start_to_close_timeout=ACTIVITY_TIMEOUT,
-            retry_policy=ACTIVITY_RETRY,
-        )
-
-    async def _run_event(self, memory: MemoryRef, event: EventRef) -> None:
-        await workflow.execute_activity(
-            "record_event",
-            RunEventInput(memory=memory, event=event),
-            result_type=bool,
-            start_to_close_timeout=ACTIVITY_TIMEOUT,
-            retry_policy=ACTIVITY_RETRY,
-        )
-
-    async def _drain_lane(self, memory: MemoryRef) -> None:
-        while self.state.done_seq < self.state.known_seq:
-            events = await self._fetch(memory)
-            if not events:
-                # Announced but absent (the memory was erased): nothing left to run.
-                self.state.done_seq = self.state.known_seq
-                break
-            for event in events:
-                await self._run_event(memory, event)
-                self.state.done_seq = event.seq
-                self.state.jobs_run += 1
-                self.state.known_seq = max(self.state.known_seq, event.seq)
-        workflow.upsert_search_attributes([sa.LANE_BACKLOG.value_set(self.state.known_seq - self.state.done_seq)])
-
     @workflow.run
     async def run(self, params: MemoryWorkflowInput) -> None:
         workflow.upsert_search_attributes(
             [sa.TENANT.value_set(params.tenant_id), sa.MEMORY.value_set(params.memory_id)]
         )
+        self._show()
         while True:
-            await workflow.wait_condition(
-                lambda: self.state.known_seq > self.state.done_seq
-                or workflow.info().is_continue_as_new_suggested()
+            self.timer.move(
+                sleep_due(self.state.status, self.state.sleep_tried_for),
+                note_ask_due(self.state.status, workflow.now()),
             )
-            workflow.set_current_details(
-                f"running lane events {self.state.done_seq + 1}-{self.state.known_seq}"
-            )
-            await self._drain_lane(self.memory)
-            workflow.set_current_details(f"idle; {self.state.jobs_run} events run")
-            if workflow.info().is_continue_as_new_suggested():
+            deadline_passed = await self.timer.wait(lambda: self._has_work() or self._should_continue())
+            if deadline_passed:
+                await self._on_deadline()
+            if self._has_work():
+                await self._drain_lane()
+            if self._should_continue():
+                # Handlers finish first so no signal is lost between this run and the next.
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(
-                    MemoryWorkflowInput(params.tenant_id, params.memory_id, self.state)
-                )
+                workflow.continue_as_new(MemoryWorkflowInput(params.tenant_id, params.memory_id, self.state))
+
+    def _has_work(self) -> bool:
+        return self.state.known_seq > self.state.done_seq
+
+    def _should_continue(self) -> bool:
+        return workflow.info().is_continue_as_new_suggested()
+
+    async def _drain_lane(self) -> None:
+        while self._has_work():
+            events = await workflow.execute_activity(
+                "fetch_events", FetchEventsInput(memory=self.memory, after_seq=self.state.done_seq),
+                result_type=list[EventRef], start_to_close_timeout=LANE_TIMEOUT, retry_policy=LANE_RETRY,
+            )
+            if not events:
+                # Announced but absent (the memory was erased): nothing left to run.
+                self.state.done_seq = self.state.known_seq
+                break
+            for event in events:
+                await self._run_event(event)
+                if self._should_continue():
+                    return  # the next run picks up from done_seq; the carried state stays small
+
+    async def _run_event(self, event: EventRef) -> None:
+        self.running = event
+        self._show()
+        for job in jobs_for(event.kind):
+            await self._run_job(job, JobInput(memory=self.memory, event=event), seq=event.seq)
+        status = await workflow.execute_activity(
+            "record_event", RunEventInput(memory=self.memory, event=event),
+            result_type=MemoryStatus, start_to_close_timeout=LANE_TIMEOUT, retry_policy=LANE_RETRY,
+        )
+        self.running = None
+        self.state.done_seq = event.seq
+        self.state.known_seq = max(self.state.known_seq, event.seq)
+        self.state.jobs_run += 1
+        self._take(status)
+
+    async def _run_job(self, job: Job, argument: JobInput | SleepInput, *, seq: int) -> MemoryStatus | None:
+        """Run one job; one that keeps failing is parked (recorded, shown) and the lane moves on."""
+        try:
+            result = await workflow.execute_activity(
+                job.activity, argument, result_type=MemoryStatus if job is PREPARE_SLEEP else int,
+                start_to_close_timeout=job.start_to_close, heartbeat_timeout=job.heartbeat,
+                retry_policy=job.retry,
+            )
+        except ActivityError as err:
+            reason = str(err.cause or err)
+            workflow.logger.warning("lane job parked", extra={"job": job.activity, "seq": seq})
+            status = await workflow.execute_activity(
+                "park_job", ParkInput(memory=self.memory, seq=seq, job=job.activity, error=reason),
+                result_type=MemoryStatus, start_to_close_timeout=LANE_TIMEOUT, retry_policy=LANE_RETRY,
+            )
+            self.state.parked += 1
+            self._take(status)
+            return None
+        return result if isinstance(result, MemoryStatus) else None
+
+    async def _on_deadline(self) -> None:
+        status = self.state.status
+        due = sleep_due(status, self.state.sleep_tried_for)
+        if status is not None and due is not None and workflow.now() >= due:
+            at = status.last_user_message_at
+            assert at is not None  # sleep_due returns a deadline only with a user message
+            self.state.sleep_tried_for = at
+            workflow.set_current_details(f"preparing the sleep owed since {due:%Y-%m-%d %H:%M} UTC")
+            prepared = await self._run_job(PREPARE_SLEEP, SleepInput(memory=self.memory, for_user_message_at=at),
+                                           seq=self.state.done_seq)
+            if prepared is not None:
+                self._take(prepared)
+        self._show()  # a note ask may have turned pending by time alone
+
+    def _take(self, status: MemoryStatus) -> None:
+        self.state.status = status
+        self._show()
+
+    def _show(self) -> None:
+        """Search attributes and current details from the last status; only changed attributes are upserted."""
+        status, now = self.state.status, workflow.now()
+        backlog = max(self.state.known_seq - self.state.done_seq, status.backlog if status else 0)
+        pending = note_ask_pending(status, now)
+        wanted = [
+            sa.NOTE_ASK_PENDING.value_set(pending),
+            sa.LEAVING_EPISODES.value_set(status.leaving_episodes if status else 0),
+            sa.LANE_BACKLOG.value_set(backlog),
+        ]
+        since = status.note_ask_since if status and pending else None
+        wanted.append(sa.NOTE_ASK_SINCE.value_set(since) if since else sa.NOTE_ASK_SINCE.value_unset())
+        last_user = status.last_user_message_at if status else None
+        if last_user is not None:
+            wanted.append(sa.LAST_USER_MESSAGE_AT.value_set(last_user))
+        current = workflow.info().typed_search_attributes
+        changed = [u for u in wanted if current.get(u.key) != getattr(u, "value", None)]
+        if changed:
+            workflow.upsert_search_attributes(changed)
+        workflow.set_current_details(describe(self.state, self.running, pending=pending,
+                                              sleep_at=sleep_due(status, self.state.sleep_tried_for)))

@@ -1,18 +1,34 @@
-"""A memory's calls: decorate before the model call, report after it, and its summary."""
+"""A memory's calls: decorate before the model call, report after it, its state, export and erasure."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import logging
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import StreamingResponse
 
-from api import hot_path
-from api.deps import ClockDep, DatabaseDep, MemoryIdDep, RelayDep, SettingsDep, TenantDep
-from api.schemas import DecorateResponse, MemoryPublic, ReportResponse
+from api import decorate as decorate_service
+from api import memory_state
+from api import report as report_service
+from api.deps import (
+    ClockDep,
+    DatabaseDep,
+    HotPathDep,
+    MemoryIdDep,
+    RelayDep,
+    SettingsDep,
+    TemporalDep,
+    TenantDep,
+)
+from api.schemas import DecorateResponse, ErasedPublic, MemoryPublic, ReportResponse
 from engine.errors import InvalidInput, PayloadTooLarge
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
+log = logging.getLogger(__name__)
+
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)]
 
 
 async def _json_body(request: Request, limit: int) -> Any:
@@ -22,31 +38,47 @@ async def _json_body(request: Request, limit: int) -> Any:
     try:
         return json.loads(raw)
     except ValueError as exc:
-        raise InvalidInput(f"the body is not valid JSON: {exc}", field=None) from exc
+        raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
 
 
 @router.post("/{memory_id}/decorate", response_model=DecorateResponse)
 async def decorate(
-    request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep,
-    relay: RelayDep, clock: ClockDep, settings: SettingsDep,
-) -> DecorateResponse:
+    request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
+    relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
+) -> dict[str, Any]:
     body = await _json_body(request, settings.max_body_bytes)
-    result = await hot_path.decorate(db, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock)
+    result = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
+                                             clock=clock, idempotency_key=idempotency_key)
     relay.wake()
     return result
 
 
 @router.post("/{memory_id}/report", response_model=ReportResponse)
 async def report(
-    request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep,
-    relay: RelayDep, clock: ClockDep, settings: SettingsDep,
-) -> ReportResponse:
+    request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
+    relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
+) -> dict[str, Any]:
     body = await _json_body(request, settings.max_body_bytes)
-    result = await hot_path.report(db, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock)
+    result = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
+                                         clock=clock, idempotency_key=idempotency_key)
     relay.wake()
     return result
 
 
 @router.get("/{memory_id}", response_model=MemoryPublic)
-async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -> MemoryPublic:
-    return MemoryPublic(**await hot_path.memory_summary(db, tenant_id=tenant_id, memory_id=memory_id))
+async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, clock: ClockDep) -> dict[str, Any]:
+    return await memory_state.memory_state(db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
+
+
+@router.get("/{memory_id}/export")
+async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -> StreamingResponse:
+    chunks = await memory_state.export_chunks(db, tenant_id=tenant_id, memory_id=memory_id)
+    return StreamingResponse(chunks, media_type="application/json")
+
+
+@router.delete("/{memory_id}", response_model=ErasedPublic)
+async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, temporal: TemporalDep) -> ErasedPublic:
+    await memory_state.erase(db, tenant_id=tenant_id, memory_id=memory_id)
+    # After commit: the data is gone whatever happens; ending the workflow is best effort.
+    ended = await memory_state.end_workflow(temporal, tenant_id=tenant_id, memory_id=memory_id)
+    return ErasedPublic(memory_id=memory_id, erased=True, workflow_ended=ended)

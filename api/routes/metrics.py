@@ -29,8 +29,11 @@ def install_metrics(app: FastAPI) -> None:
         response = await call_next(request)
         # The route template, not the raw path, so memory ids never become label values.
         route = getattr(request.scope.get("route"), "path", "unmatched")
-        LATENCY.labels(route, request.method).observe(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        LATENCY.labels(route, request.method).observe(elapsed)
         REQUESTS.labels(route, request.method, str(response.status_code)).inc()
+        # Server-side time, for clients and benchmarks that want it without the network.
+        response.headers["Server-Timing"] = f"app;dur={elapsed * 1000:.2f}"
         return response
 
     app.include_router(router)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Identity, Index, Integer, String, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Identity, Index, Integer, String, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -56,6 +56,8 @@ class Message(Base):
     # Hash of the message as the agent holds it (a reply without its note call), for recognising resends;
     # None for messages only Lethe has (the tool result answering a note call).
     agent_hash: Mapped[str | None] = mapped_column(String(64))
+    # The agent may or may not have kept it (a reply that was only a note call reaches it empty).
+    agent_optional: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
 
 
 class Decoration(Base):

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.cutting import BoundaryScores
 from engine.episodes import Episode, EpisodeState, Transition
+from engine.episodes import acknowledge as engine_acknowledge
 from engine.facts import Fact
 from engine.traces import Trace
 from store.models import BoundaryScore as BoundaryScoreRow
@@ -24,7 +25,11 @@ from store.models import Fact as FactRow
 from store.models import Trace as TraceRow
 
 __all__ = [
+    "acknowledge",
     "add_episodes",
+    "add_facts",
+    "awaiting_note",
+    "record_note_ask",
     "add_traces",
     "apply_transitions",
     "load_boundary_scores",
@@ -100,13 +105,19 @@ async def apply_transitions(
         ))
 
 
-async def load_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Trace]:
-    rows = await session.execute(
+async def load_traces(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, counted_only: bool = True
+) -> list[Trace]:
+    """Traces in the order written; by default only counted ones, the only ones activation sums."""
+    query = (
         select(TraceRow.at, TraceRow.score, TraceRow.counted, TraceRow.episode_key, TraceRow.fact_key,
                TraceRow.encoding)
         .where(TraceRow.tenant_id == tenant_id, TraceRow.memory_pk == memory_pk)
         .order_by(TraceRow.id)
     )
+    if counted_only:
+        query = query.where(TraceRow.counted)
+    rows = await session.execute(query)
     return [Trace(at=at, score=score, counted=counted, episode_id=episode, fact_id=fact, encoding=encoding)
             for at, score, counted, episode, fact, encoding in rows]
 
@@ -175,3 +186,52 @@ async def save_boundary_scores(
         ])
         .on_conflict_do_nothing(index_elements=["memory_pk", "unit_first_seq"])
     )
+
+
+async def record_note_ask(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, episode_keys: Sequence[str], at: datetime
+) -> None:
+    """One more call asked for these episodes' facts; the first ask's time is kept."""
+    if not episode_keys:
+        return
+    await session.execute(
+        update(EpisodeRow)
+        .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+               EpisodeRow.episode_key.in_(episode_keys))
+        .values(asks=EpisodeRow.asks + 1, asked_at=func.coalesce(EpisodeRow.asked_at, at))
+    )
+
+
+async def awaiting_note(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[EpisodeRow]:
+    """Leaving episodes whose facts have not been written: what a note call answers."""
+    rows = await session.execute(
+        select(EpisodeRow)
+        .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+               EpisodeRow.state == EpisodeState.LEAVING.value, EpisodeRow.facts_written.is_(False))
+        .order_by(EpisodeRow.first_seq)
+        .with_for_update()
+    )
+    return list(rows.scalars())
+
+
+def acknowledge(session: AsyncSession, *, tenant_id: str, episodes: Sequence[EpisodeRow], at: datetime) -> None:
+    """The note for these episodes was taken: they seal at the next decorate once their last turn is over."""
+    for row in episodes:
+        engine_acknowledge(_episode(row))  # refuses an episode that is not leaving
+        row.facts_written = True
+        session.add(EpisodeTransition(
+            memory_pk=row.memory_pk, tenant_id=tenant_id, episode_key=row.episode_key, before=row.state,
+            after=row.state, reason="acknowledged", at=at,
+        ))
+
+
+def add_facts(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, note_call_id: int | None, facts: Sequence[Fact]
+) -> None:
+    for fact in facts:
+        session.add(FactRow(
+            memory_pk=memory_pk, tenant_id=tenant_id, fact_key=fact.id, note=fact.note, subject=fact.subject,
+            object=fact.object, milestone=fact.milestone, episode_keys=list(fact.episode_ids),
+            first_turn=fact.first_turn, last_turn=fact.last_turn, at=fact.at, note_call_id=note_call_id,
+            valid_from=fact.at,
+        ))

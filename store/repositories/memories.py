@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.errors import NotFound
-from store.models import Memory, Message
+from engine.errors import InvalidInput, NotFound
+from store.models import Decoration, IdempotencyRecord, Memory, Message, ModelUsage
 
-__all__ = ["count_messages", "get_memory", "lock_memory"]
+__all__ = [
+    "add_decoration",
+    "count_messages",
+    "erase_memory",
+    "get_decoration",
+    "get_memory",
+    "lock_memory",
+    "was_reported",
+]
 
 
 async def lock_memory(
@@ -58,3 +68,46 @@ async def count_messages(session: AsyncSession, *, tenant_id: str, memory_pk: in
             .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
         )
     ).scalar_one()
+
+
+def add_decoration(
+    session: AsyncSession,
+    *,
+    decorate_id: str,
+    tenant_id: str,
+    memory: Memory,
+    shape: str,
+    model: str,
+    at: datetime,
+    estimated_tokens: int,
+    note_ask_turns: tuple[int, int] | None,
+) -> None:
+    session.add(Decoration(
+        id=decorate_id, memory_pk=memory.id, tenant_id=tenant_id, shape=shape, model=model, turn=memory.last_turn,
+        at=at, estimated_tokens=estimated_tokens,
+        note_ask_first_turn=note_ask_turns[0] if note_ask_turns else None,
+        note_ask_last_turn=note_ask_turns[1] if note_ask_turns else None,
+    ))
+
+
+async def was_reported(session: AsyncSession, *, tenant_id: str, decorate_id: str) -> bool:
+    reported = await session.execute(
+        select(Decoration.reported_at).where(Decoration.tenant_id == tenant_id, Decoration.id == decorate_id))
+    return reported.scalar_one_or_none() is not None
+
+
+async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: Memory, decorate_id: str) -> Decoration:
+    decoration = await session.get(Decoration, decorate_id)
+    if decoration is None or decoration.memory_pk != memory.id or decoration.tenant_id != tenant_id:
+        raise InvalidInput(f"no decorate {decorate_id!r} in this memory", field="decorate_id")
+    return decoration
+
+
+async def erase_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> None:
+    """Delete the memory and everything it holds: its rows cascade; rows keyed by its name go explicitly."""
+    memory = await lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
+    await session.execute(delete(IdempotencyRecord).where(
+        IdempotencyRecord.tenant_id == tenant_id, IdempotencyRecord.memory_id == memory_id))
+    await session.execute(delete(ModelUsage).where(
+        ModelUsage.tenant_id == tenant_id, ModelUsage.memory_id == memory_id))
+    await session.execute(delete(Memory).where(Memory.tenant_id == tenant_id, Memory.id == memory.id))

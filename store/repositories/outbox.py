@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -39,9 +40,13 @@ def add_event(
     if memory.tenant_id != tenant_id:
         raise ValueError("memory belongs to another tenant")
     memory.last_event_seq += 1
+    # The caller's trace context rides along, so the jobs this event causes join the same trace.
+    carrier: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(carrier)
     session.add(
         OutboxEvent(
-            memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_event_seq, kind=kind, payload=payload
+            memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_event_seq, kind=kind,
+            payload={**payload, **carrier},
         )
     )
     return memory.last_event_seq

@@ -16,19 +16,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from api.app import create_app
 from cli.worker import build_worker
 from config.settings import Settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade_to_head
-from tests.support import free_port
+from tests.support import free_port, serve_gateway
 from workflows import search_attributes as sa
 
 ADMIN_TOKEN = "test-admin-token-" + uuid.uuid4().hex
@@ -98,17 +96,8 @@ async def worker(temporal_client: Client, db: Database, settings: Settings) -> A
 @pytest.fixture(scope="session")
 async def gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
     """The real gateway over real HTTP on a free port."""
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=settings.port,
-                                           log_level="warning"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.05)
-    yield f"http://127.0.0.1:{settings.port}"
-    server.should_exit = True
-    await task
+    async with serve_gateway(settings) as url:
+        yield url
 
 
 @pytest.fixture

@@ -136,9 +136,11 @@ def upgrade() -> None:
                                        server_default=sa.text("'{}'::jsonb")))
     op.add_column('messages', sa.Column('tokens', sa.Integer(), nullable=False, server_default='0'))
     op.add_column('messages', sa.Column('agent_hash', sa.String(length=64), nullable=True))
+    op.add_column('messages', sa.Column('agent_optional', sa.Boolean(), nullable=False, server_default=sa.false()))
 
 
 def downgrade() -> None:
+    op.drop_column('messages', 'agent_optional')
     op.drop_column('messages', 'agent_hash')
     op.drop_column('messages', 'tokens')
     op.drop_column('memories', 'size_ratios')

@@ -7,7 +7,7 @@ from tests.unit.engine.conversations import stored, turn
 
 
 def test_history_budget_subtracts_fixed_and_room() -> None:
-    assert history_budget(200_000, fixed=20_000, room_for_next_call=10_000) == 170_000
+    assert history_budget(200_000, fixed=20_000, room_for_next_call=10_000) == 160_000
     assert history_budget(1_000, fixed=2_000, room_for_next_call=0) == 0
 
 
@@ -38,15 +38,21 @@ def test_measure_turns_from_recent_closed_turns() -> None:
     measure = measure_turns(units, turn_in_progress=3, config=MechanismConfig(room_percentile=1.0))
     sizes = [sum(m.tokens for m in messages if m.turn == t) for t in (1, 2)]
     assert measure.typical_turn == int(sum(sizes) / 2)
-    biggest_step = max(u.tokens for u in units if u.kind == "step" and u.turn < 3)
-    assert measure.room_for_next_call == biggest_step
+    # The first call of a turn adds the user message and the reply; later calls add a reply with its outputs.
+    closed = [u for u in units if u.turn < 3]
+    biggest = max(
+        [u.tokens for u in closed if u.kind == "step"]
+        + [a.tokens + b.tokens for a, b in zip(closed, closed[1:], strict=False)
+           if a.kind == "user" and b.kind == "step"]
+    )
+    assert measure.room_for_next_call == biggest
 
 
 def test_plan_budget_reports_every_part() -> None:
     config = MechanismConfig(ceiling_tokens=100_000)
     measure = measure_turns([], turn_in_progress=1, config=config)
     budget = plan_budget(fixed=2_000, measure=measure, current_turn_tokens=500, config=config)
-    assert budget.budget == 100_000 - 2_000 - config.default_room_for_next_call
+    assert budget.budget == 100_000 - 2_000 - 2 * config.default_room_for_next_call
     assert budget.landing == budget.budget // 2
     assert (
         plan_budget(fixed=0, measure=measure, current_turn_tokens=0, config=config, ceiling=50_000).ceiling

@@ -116,7 +116,7 @@ def test_decorate_sleeps_after_24_hours_even_when_not_full() -> None:
     assert not probe.slept and probe.transitions == ()
     # The history fits its budget with room to spare: only the 24 hours make it fade.
     snug = replace(
-        roomy, ceiling_tokens=probe.budget.fixed + probe.budget.room_for_next_call + probe.view_tokens + 50
+        roomy, ceiling_tokens=probe.budget.fixed + 2 * probe.budget.room_for_next_call + probe.view_tokens + 50
     )
     result = decorate(request("chat", items), MemoryView(messages), now=late, config=snug)
     assert result.slept

@@ -1,0 +1,42 @@
+"""Plain text of stored messages, for the judge: what a unit or an episode says, without the JSON around it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.messages import StoredMessage
+
+__all__ = ["messages_text"]
+
+
+def _content_text(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)]
+    return []
+
+
+def _body_text(body: Mapping[str, Any]) -> str:
+    parts = _content_text(body.get("content"))
+    for call in body.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            parts.append(f"{function.get('name')}({function.get('arguments')})")
+    if isinstance(body.get("name"), str) and "arguments" in body:  # a Responses function call
+        parts.append(f"{body['name']}({body['arguments']})")
+    if isinstance(body.get("output"), str):
+        parts.append(body["output"])
+    text = "\n".join(p for p in parts if p)
+    return text or json.dumps(body, ensure_ascii=False, default=str)
+
+
+def messages_text(messages: Sequence[StoredMessage], *, limit: int = 4000) -> str:
+    """The messages as `role: text` lines, cut at `limit` characters (the judge reads the start)."""
+    lines = []
+    for message in messages:
+        role = message.body.get("role") or message.body.get("type") or "item"
+        lines.append(f"{role}: {_body_text(message.body)}")
+    return "\n".join(lines)[:limit]

@@ -1,0 +1,29 @@
+"""The request's time: the server's, or `X-Lethe-Now` where the deployment allows it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from engine.errors import InvalidInput
+from store.models import Memory
+
+__all__ = ["Clock"]
+
+
+@dataclass(frozen=True)
+class Clock:
+    now: datetime
+    overridden: bool = False
+
+    def advance(self, memory: Memory) -> datetime:
+        """The memory's time never goes backwards: an override that would is refused."""
+        if memory.clock is not None and self.now < memory.clock:
+            if self.overridden:
+                raise InvalidInput(
+                    f"X-Lethe-Now {self.now.isoformat()} is before this memory's latest time "
+                    f"{memory.clock.isoformat()}",
+                    field="X-Lethe-Now",
+                )
+            return memory.clock  # a replica's clock slightly behind another's
+        return self.now

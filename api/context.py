@@ -1,0 +1,28 @@
+"""What the hot path needs, built once per process: the database, the token counter, the mechanism's numbers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import MechanismConfig
+from providers.tokens import TokenCounter
+from store.db import Database
+
+__all__ = ["HotPath"]
+
+
+@dataclass(frozen=True)
+class HotPath:
+    db: Database
+    counter: TokenCounter
+    config: MechanismConfig
+
+    def text_counter(self, model: str | None) -> Callable[[str], int]:
+        return lambda text: self.counter.count_text(text, model=model)
+
+    def message_tokens(self, message: dict[str, Any], model: str | None) -> int:
+        # The same JSON the engine measures the rest of the request by, so sizes add up consistently.
+        return self.counter.count_text(json.dumps(message, ensure_ascii=False, default=str), model=model)

@@ -1,0 +1,107 @@
+"""Decorate: store what is new, let the engine plan the memory, persist its plan, return the request to send.
+
+One short transaction under the memory's row lock, no model call inside it; the outbox row written in the
+same transaction tells the memory's workflow, after commit, that there is work.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from api.clock import Clock
+from api.context import HotPath
+from api.shapes import parse_request, role_of
+from engine.decorate import MemoryView
+from engine.decorate import decorate as plan_decorate
+from engine.episodes import EpisodeState
+from engine.messages import item_kind
+from engine.recognition import content_hash, new_messages_start
+from store.repositories import idempotency, mechanism, memories, messages, outbox
+
+__all__ = ["decorate"]
+
+# Out-of-view messages the engine still reads: recent turns size the next call and date the last user message.
+RECENT_MESSAGES = 400
+
+
+async def decorate(
+    ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None
+) -> dict[str, Any]:
+    shape, history = parse_request(body)
+    body_hash = content_hash(body)
+    key = idempotency_key or body_hash
+    model = str(body.get("model"))
+    hashes = [content_hash(m) for m in history]
+    decorate_id = "dec_" + secrets.token_hex(12)
+
+    async with ctx.db.session() as session, session.begin():
+        memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+        replay = await idempotency.find_replay(session, tenant_id=tenant_id, memory_id=memory_id,
+                                               endpoint="decorate", key=key, body_hash=body_hash)
+        if replay is not None:
+            # Without an explicit key, the same body after its decorate was reported is a new call (a note
+            # that was all the model said leaves the agent nothing new to send), not a retry.
+            if idempotency_key is not None or not await memories.was_reported(
+                    session, tenant_id=tenant_id, decorate_id=replay.response["decorate_id"]):
+                return replay.response
+            await idempotency.forget(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="decorate", key=key)
+        now = clock.advance(memory)
+        held = await messages.held_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
+        start = new_messages_start(held, hashes)
+        fresh = []
+        for message, digest in zip(history[start:], hashes[start:], strict=True):
+            if item_kind(message) == "user":
+                memory.last_turn += 1
+                memory.last_user_message_at = now
+            fresh.append(messages.NewMessage(
+                body=message, role=role_of(message), content_hash=digest, turn=memory.last_turn,
+                tokens=ctx.message_tokens(message, model), agent_hash=digest,
+            ))
+        stored = messages.append_messages(session, tenant_id=tenant_id, memory=memory, new=fresh, at=now)
+        memory.clock = now
+        await session.flush()
+
+        view = MemoryView(
+            messages=await messages.stored_messages(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                                    recent=RECENT_MESSAGES),
+            episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id),
+            facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id),
+            traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id),
+        )
+        scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id)
+        plan = plan_decorate(
+            body, view, now=now, config=ctx.config, boundary_scores=scores,
+            count_text=ctx.text_counter(model), size_ratio=(memory.size_ratios or {}).get(model),
+        )
+
+        mechanism.add_episodes(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
+        await mechanism.add_traces(session, tenant_id=tenant_id, memory_pk=memory.id, traces=plan.new_traces)
+        await mechanism.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                          episodes=plan.episodes, transitions=plan.transitions, at=now)
+        leaving = [e.id for e in plan.episodes if e.state is EpisodeState.LEAVING and not e.facts_written]
+        if plan.note_ask_turns:
+            await mechanism.record_note_ask(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                            episode_keys=leaving, at=now)
+
+        # Lethe's own count of the request: what no fade can shrink plus the view, as the engine measured them.
+        estimated = plan.budget.fixed + plan.view_tokens
+        memories.add_decoration(
+            session, decorate_id=decorate_id, tenant_id=tenant_id, memory=memory, shape=shape, model=model,
+            at=now, estimated_tokens=estimated, note_ask_turns=plan.note_ask_turns,
+        )
+        outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="decorate", payload={
+            "decorate_id": decorate_id, "messages": [row.seq for row in stored],
+            "user_message": any(m.role == "user" for m in fresh), "slept": plan.slept,
+            "note_ask_turns": list(plan.note_ask_turns) if plan.note_ask_turns else None,
+        })
+        response = {
+            "decorate_id": decorate_id, "shape": shape, "request": plan.request,
+            "note_ask_turns": list(plan.note_ask_turns) if plan.note_ask_turns else None,
+            "slept": plan.slept, "estimated_tokens": estimated,
+            "budget": {"ceiling": plan.budget.ceiling, "budget": plan.budget.budget, "landing": plan.budget.landing,
+                       "view_tokens": plan.view_tokens},
+        }
+        idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="decorate",
+                                    key=key, body_hash=body_hash, response=response)
+    return response

@@ -1,0 +1,145 @@
+"""A memory as its owner sees it: its state now, everything it holds (export), and its erasure."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from engine.episodes import EpisodeState
+from engine.traces import episode_activations, significance
+from store.db import Database
+from store.models import (
+    BoundaryScore,
+    Decoration,
+    EpisodeTransition,
+    Fact,
+    Message,
+    NoteCall,
+    Trace,
+)
+from store.models import Episode as EpisodeRow
+from store.repositories import mechanism, memories
+from workflows.memory import workflow_id
+
+log = logging.getLogger(__name__)
+
+__all__ = ["end_workflow", "erase", "export_chunks", "memory_state"]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: datetime) -> dict[str, Any]:
+    async with db.session() as session:
+        memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+        rows = await mechanism.load_episode_rows(session, tenant_id=tenant_id, memory_pk=memory.id)
+        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
+        traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id)
+        facts = await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
+        count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
+    activations = episode_activations(episodes, traces, now)
+    awaiting = [r for r in rows if r.state == EpisodeState.LEAVING.value and not r.facts_written]
+    asked = [r.asked_at for r in awaiting if r.asked_at]
+    return {
+        "memory_id": memory.memory_id,
+        "created_at": memory.created_at.isoformat(),
+        "now": now.isoformat(),
+        "messages": count,
+        "turns": memory.last_turn,
+        "events": memory.last_event_seq,
+        "facts": len(facts),
+        "last_user_message_at": _iso(memory.last_user_message_at),
+        "note_ask": {
+            "pending": bool(awaiting),
+            "turns": [min(r.first_turn for r in awaiting), max(r.last_turn for r in awaiting)] if awaiting else None,
+            "since": _iso(min(asked)) if asked else None,
+            "asks": max((r.asks for r in awaiting), default=0),
+        },
+        "episodes": [
+            {
+                "id": row.episode_key, "state": row.state, "first_turn": row.first_turn, "last_turn": row.last_turn,
+                "first_seq": row.first_seq, "last_seq": row.last_seq, "tokens": row.tokens,
+                "facts_written": row.facts_written, "sealed_without_facts": row.sealed_without_facts,
+                "activation": round(activations[row.episode_key], 6),
+                "significance": round(significance(t for t in traces if t.episode_id == row.episode_key), 6),
+            }
+            for row in rows
+        ],
+    }
+
+
+def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id")) -> dict[str, Any]:
+    return {c.key: getattr(obj, c.key) for c in obj.__table__.columns if c.key not in skip}
+
+
+# What the export holds, section by section, each in its natural order.
+_SECTIONS = (
+    ("messages", Message, Message.seq),
+    ("decorations", Decoration, Decoration.at),
+    ("episodes", EpisodeRow, EpisodeRow.first_seq),
+    ("episode_transitions", EpisodeTransition, EpisodeTransition.id),
+    ("traces", Trace, Trace.id),
+    ("facts", Fact, Fact.id),
+    ("note_calls", NoteCall, NoteCall.id),
+    ("boundary_scores", BoundaryScore, BoundaryScore.unit_first_seq),
+)
+
+
+async def export_chunks(db: Database, *, tenant_id: str, memory_id: str) -> AsyncIterator[bytes]:
+    """Everything the memory holds as one JSON document, streamed section by section, row by row.
+
+    The memory is looked up before the first byte, so a missing one is still a clean 404.
+    """
+    session_cm = db.session()
+    session = await session_cm.__aenter__()
+    try:
+        memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+    except BaseException:
+        await session_cm.__aexit__(None, None, None)
+        raise
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            head = _row(memory, skip=("id", "tenant_id"))
+            yield b'{"memory": ' + json.dumps(head, default=str).encode()
+            for name, model, order in _SECTIONS:
+                yield f', "{name}": ['.encode()
+                stream = await session.stream_scalars(
+                    select(model).where(model.tenant_id == tenant_id, model.memory_pk == memory.id).order_by(order)
+                )
+                first = True
+                async for obj in stream:
+                    yield (b"" if first else b", ") + json.dumps(_row(obj), default=str).encode()
+                    first = False
+                yield b"]"
+            yield b"}\n"
+        finally:
+            await session_cm.__aexit__(None, None, None)
+
+    return chunks()
+
+
+async def erase(db: Database, *, tenant_id: str, memory_id: str) -> None:
+    async with db.session() as session, session.begin():
+        await memories.erase_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+
+
+async def end_workflow(client: Client, *, tenant_id: str, memory_id: str) -> bool:
+    """Terminate the memory's workflow; True when it is gone (or never ran), False when Temporal is away."""
+    try:
+        await client.get_workflow_handle(workflow_id(tenant_id, memory_id)).terminate(reason="memory erased")
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND:
+            return True
+        log.warning("could not end the workflow of an erased memory", extra={"memory_id": memory_id})
+        return False
+    return True
+

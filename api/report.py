@@ -1,0 +1,136 @@
+"""Report: store the reply, take the note call, learn the size ratio, hand the reply back without the note.
+
+Lethe keeps the note call in the memory's history and answers it with its own tool result there, so every
+later request stays valid; the agent never sees either.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from api.clock import Clock
+from api.context import HotPath
+from api.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
+from engine.blocks.note_ask import NoteReading
+from engine.errors import Conflict
+from engine.facts import Fact
+from engine.recognition import content_hash
+from engine.replies import note_calls, read_note, without_note_calls
+from engine.sizing import updated_ratio
+from store.models import NoteCall
+from store.repositories import idempotency, mechanism, memories, messages, outbox
+
+__all__ = ["report"]
+
+
+def _note_result(call_id: str, shape: str, text: str) -> dict[str, Any]:
+    if shape == "responses":
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def _result_text(reading: NoteReading | None, facts: int) -> str:
+    if reading is not None and not reading.taken:
+        return f"Not recorded: {reading.error}. Call note again, correctly, when asked."
+    return f"Recorded {facts} fact{'s' if facts != 1 else ''}." if facts else "Recorded: nothing worth keeping."
+
+
+def _reply_history(
+    shape: str, response: dict[str, Any], agent_response: dict[str, Any]
+) -> list[tuple[dict[str, Any], str | None, bool]]:
+    """The reply as stored (note calls kept), each with the hash of what the agent got and whether the agent
+    may have dropped it (a reply that was only a note call reaches it empty)."""
+    if shape == "responses":
+        visible = {content_hash(item) for item in agent_response.get("output") or []}
+        return [(item, digest if (digest := content_hash(item)) in visible else None, False)
+                for item in reply_items(shape, response)]
+    shown = agent_response["choices"][0]["message"]
+    return [(reply_items(shape, response)[0], content_hash(shown), agent_reply_is_empty(shape, agent_response))]
+
+
+async def report(
+    ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None
+) -> dict[str, Any]:
+    request = parse_report(body)
+    body_hash = content_hash(body)
+    key = idempotency_key or body_hash
+    async with ctx.db.session() as session, session.begin():
+        memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
+        replay = await idempotency.find_replay(session, tenant_id=tenant_id, memory_id=memory_id,
+                                               endpoint="report", key=key, body_hash=body_hash)
+        if replay is not None:
+            return replay.response
+        decoration = await memories.get_decoration(session, tenant_id=tenant_id, memory=memory,
+                                                   decorate_id=request.decorate_id)
+        if decoration.reported_at is not None:
+            raise Conflict(f"decorate {decoration.id!r} was already reported; each model call needs its own decorate")
+        shape, response = decoration.shape, request.response
+        reply_items(shape, response)  # validates before anything is stored
+        now = clock.advance(memory)
+        agent_response = without_note_calls(response)
+        calls = note_calls(response)
+        reading = read_note(response)
+
+        fact_keys = await _take_note(session, ctx, tenant_id, memory.id, decoration.id, calls, reading, now)
+        new = [
+            messages.NewMessage(body=item, role=role_of(item), content_hash=content_hash(item), turn=memory.last_turn,
+                                tokens=ctx.message_tokens(item, decoration.model), agent_hash=agent_hash,
+                                agent_optional=optional)
+            for item, agent_hash, optional in _reply_history(shape, response, agent_response)
+        ]
+        text = _result_text(reading, len(fact_keys))
+        new += [
+            messages.NewMessage(body=(result := _note_result(call.call_id, shape, text)), role=role_of(result),
+                                content_hash=content_hash(result), turn=memory.last_turn,
+                                tokens=ctx.message_tokens(result, decoration.model), agent_hash=None)
+            for call in calls
+        ]
+        stored = messages.append_messages(session, tenant_id=tenant_id, memory=memory, new=new, at=now)
+
+        provider_tokens = usage_input_tokens(response)
+        if decoration.model and provider_tokens:
+            ratios = dict(memory.size_ratios or {})
+            ratio = updated_ratio(ratios.get(decoration.model), provider_tokens, decoration.estimated_tokens,
+                                  plausible=ctx.config.plausible_ratio)
+            if ratio is not None:
+                ratios[decoration.model] = ratio
+                memory.size_ratios = ratios
+        memory.clock = now
+        decoration.reported_at = now
+        outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="report", payload={
+            "decorate_id": decoration.id, "messages": [row.seq for row in stored]})
+        if fact_keys:
+            outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="facts_written",
+                             payload={"decorate_id": decoration.id, "fact_keys": fact_keys})
+        answer = {"response": agent_response, "needs_continuation": agent_reply_is_empty(shape, agent_response)}
+        idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="report",
+                                    key=key, body_hash=body_hash, response=answer)
+    return answer
+
+
+async def _take_note(
+    session: Any, ctx: HotPath, tenant_id: str, memory_pk: int, decorate_id: str,
+    calls: list[Any], reading: NoteReading | None, now: datetime,
+) -> list[str]:
+    """Keep every note call raw; when it reads well, write its facts against every episode awaiting them."""
+    if not calls or reading is None:
+        return []
+    awaiting = await mechanism.awaiting_note(session, tenant_id=tenant_id, memory_pk=memory_pk)
+    keys = [row.episode_key for row in awaiting]
+    rows = [NoteCall(memory_pk=memory_pk, tenant_id=tenant_id, decorate_id=decorate_id, call_id=call.call_id,
+                     arguments=call.arguments, taken=reading.taken, error=reading.error, episode_keys=keys, at=now)
+            for call in calls]
+    session.add_all(rows)
+    if not reading.taken:
+        return []  # the episodes stay leaving; the next call asks again
+    await session.flush()
+    turns = [t for row in awaiting for t in (row.first_turn, row.last_turn)] or [0]
+    facts = [
+        Fact(id=f"{decorate_id}:{index}", note=entry.note, subject=entry.subject, object=entry.object,
+             milestone=entry.milestone, episode_ids=tuple(keys), at=now, first_turn=min(turns), last_turn=max(turns))
+        for index, entry in enumerate(reading.entries)
+    ]
+    mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=rows[0].id, facts=facts)
+    mechanism.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
+    return [fact.id for fact in facts]

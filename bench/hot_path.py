@@ -1,0 +1,150 @@
+"""Decorate and report latency on the embedded stack, over real HTTP, at 1k and 10k stored messages.
+
+Starts `lethe dev` on free ports with a throwaway data directory, grows one memory per size through the
+API itself (an agent sending only its new messages, a model that answers every note ask), then times
+decorate and report server-side (the gateway's `Server-Timing` header) for a run of further turns.
+
+    .venv/bin/python bench/hot_path.py [--sizes 1000 10000] [--samples 200]
+
+Prints a table and writes bench/results/hot_path.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start_stack(data_dir: Path) -> tuple[subprocess.Popen[str], str, str]:
+    env = {**os.environ, "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(_free_port()),
+           "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{_free_port()}", "LETHE_TEMPORAL_UI_PORT": str(_free_port())}
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "lethe"), "dev"], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output = ""
+    while "Ctrl-C stops everything." not in output:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line and proc.poll() is not None:
+            raise SystemExit(f"lethe dev failed:\n{output}")
+        output += line
+    key = re.search(r"API key\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    url = re.search(r"gateway\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    return proc, url, key
+
+
+def _note(turns: list[int]) -> dict[str, Any]:
+    first, last = turns
+    notes = [{"note": f"Turns {first}-{last} settled ticket LTH-{first} at {first * 17} units.",
+              "subject": f"ticket LTH-{first}", "object": f"{first * 17} units", "milestone": False}]
+    return {"id": f"call_note_{first}_{last}", "type": "function",
+            "function": {"name": "note", "arguments": json.dumps({"notes": notes})}}
+
+
+class Conversation:
+    """One memory, driven turn by turn: a user message, decorate, a scripted reply, report."""
+
+    def __init__(self, client: httpx.Client, memory_id: str) -> None:
+        self.client, self.memory_id, self.turn = client, memory_id, 0
+
+    def step(self) -> tuple[float, float, int]:
+        self.turn += 1
+        text = (f"Turn {self.turn}: where does ticket LTH-{self.turn} stand, and who owns the follow-up? "
+                f"Keep {self.turn * 17} units exact.")
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": text}]}
+        decorated = self.client.post(f"/v1/memories/{self.memory_id}/decorate", json=body)
+        decorated.raise_for_status()
+        answer = decorated.json()
+        message: dict[str, Any] = {"role": "assistant",
+                                   "content": f"LTH-{self.turn} is with Dana; review on day {self.turn % 28 + 1}."}
+        if answer["note_ask_turns"]:
+            message["tool_calls"] = [_note(answer["note_ask_turns"])]
+        reply = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                 "usage": {"prompt_tokens": answer["estimated_tokens"], "completion_tokens": 30}}
+        reported = self.client.post(f"/v1/memories/{self.memory_id}/report",
+                                    json={"decorate_id": answer["decorate_id"], "response": reply})
+        reported.raise_for_status()
+        return _server_ms(decorated), _server_ms(reported), 2 + len(message.get("tool_calls") or [])
+
+
+def _server_ms(response: httpx.Response) -> float:
+    return float(response.headers["Server-Timing"].split("dur=")[1])
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--samples", type=int, default=200)
+    args = parser.parse_args()
+
+    data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-"))
+    data_dir.chmod(0o755)
+    proc, url, key = _start_stack(data_dir / "state")
+    results: dict[str, Any] = {"sizes": {}, "samples": args.samples, "machine": {"cpus": os.cpu_count()}}
+    try:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+            for size in args.sizes:
+                conversation = Conversation(client, f"bench-{size}")
+                stored, started = 0, time.monotonic()
+                while stored < size:
+                    stored += conversation.step()[2]
+                grow_s = time.monotonic() - started
+                decorate_ms, report_ms = [], []
+                for _ in range(args.samples):
+                    d, r, _ = conversation.step()
+                    decorate_ms.append(d)
+                    report_ms.append(r)
+                state = client.get(f"/v1/memories/bench-{size}").json()
+                row = {
+                    "stored_messages": state["messages"], "episodes": len(state["episodes"]),
+                    "facts": state["facts"], "grow_seconds": round(grow_s, 1),
+                    "decorate_ms": {"p50": round(statistics.median(decorate_ms), 2),
+                                    "p99": round(_percentile(decorate_ms, 0.99), 2)},
+                    "report_ms": {"p50": round(statistics.median(report_ms), 2),
+                                  "p99": round(_percentile(report_ms, 0.99), 2)},
+                }
+                results["sizes"][str(size)] = row
+                print(f"{row['stored_messages']:>6} messages ({row['episodes']} episodes, {row['facts']} facts): "
+                      f"decorate p50 {row['decorate_ms']['p50']} ms p99 {row['decorate_ms']['p99']} ms; "
+                      f"report p50 {row['report_ms']['p50']} ms p99 {row['report_ms']['p99']} ms", flush=True)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    sizes = list(results["sizes"].values())
+    if len(sizes) >= 2:
+        results["decorate_p99_ratio_largest_to_smallest"] = round(
+            sizes[-1]["decorate_ms"]["p99"] / sizes[0]["decorate_ms"]["p99"], 2)
+        print(f"decorate p99 ratio, largest to smallest: {results['decorate_p99_ratio_largest_to_smallest']}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "hot_path.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

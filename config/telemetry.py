@@ -1,0 +1,56 @@
+"""OpenTelemetry: one trace from a decorate, through the relay's signal, to the lane's jobs it caused.
+
+Off by default: spans are only exported when `LETHE_OTLP_ENDPOINT` (OTLP/HTTP) or `LETHE_TRACE_CONSOLE` is set.
+The Temporal tracing interceptor is always installed; without a provider it costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+from opentelemetry import trace
+from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+from temporalio.contrib.opentelemetry import TracingInterceptor
+
+from config.settings import Settings
+
+__all__ = ["configure_tracing", "instrument_app", "temporal_interceptors"]
+
+log = logging.getLogger(__name__)
+_installed: list[TracerProvider] = []
+
+
+def configure_tracing(settings: Settings, *, service: str) -> TracerProvider | None:
+    """Install the process's tracer provider when export is configured; None leaves tracing off."""
+    if not settings.otlp_endpoint and not settings.trace_console:
+        return None
+    if _installed:  # `lethe dev` runs the gateway and the worker in one process: one provider for both
+        return _installed[0]
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    if settings.otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        endpoint = settings.otlp_endpoint.rstrip("/")
+        if not endpoint.endswith("/v1/traces"):
+            endpoint += "/v1/traces"
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    if settings.trace_console:
+        provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+    trace.set_tracer_provider(provider)
+    _installed.append(provider)
+    log.info("tracing on", extra={"service": service, "otlp": bool(settings.otlp_endpoint)})
+    return provider
+
+
+def temporal_interceptors() -> list[TracingInterceptor]:
+    """Client and worker interceptor: starts, signals, workflows and activities carry the trace context."""
+    return [TracingInterceptor()]
+
+
+def instrument_app(app: FastAPI) -> None:
+    """A server span per request; decorate's span is the root the lane's jobs join."""
+    FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,readyz,metrics")

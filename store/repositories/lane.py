@@ -1,0 +1,194 @@
+"""The lane's reads and writes: events with their payloads, history as the engine takes it, idempotent inserts
+of episodes, and the figures the workflow shows (note ask, leaving episodes, backlog, sleep).
+
+Every write here is safe to repeat: a job retried after a crash adds nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.episodes import Episode
+from engine.facts import Fact
+from engine.messages import StoredMessage
+from store.models import Episode as EpisodeRow
+from store.models import EpisodeTransition, Memory, Message, OutboxEvent
+from store.models import Fact as FactRow
+from store.models.lane import ParkedJob, SleepPreparation
+
+__all__ = [
+    "LaneFigures",
+    "event_payload",
+    "events_after",
+    "facts_by_keys",
+    "figures",
+    "insert_episodes",
+    "memory_pk",
+    "park_job",
+    "record_sleep_prepared",
+    "stored_messages",
+]
+
+
+async def memory_pk(session: AsyncSession, *, tenant_id: str, memory_id: str) -> int | None:
+    """The memory's row id, or None once it has been erased."""
+    return (
+        await session.execute(
+            select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+        )
+    ).scalar_one_or_none()
+
+
+async def events_after(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, after_seq: int, limit: int
+) -> list[tuple[int, str, str]]:
+    """(seq, kind, traceparent) of the events past `after_seq`, in order."""
+    rows = await session.execute(
+        select(OutboxEvent.seq, OutboxEvent.kind, OutboxEvent.payload["traceparent"].astext)
+        .where(OutboxEvent.tenant_id == tenant_id, OutboxEvent.memory_pk == memory_pk, OutboxEvent.seq > after_seq)
+        .order_by(OutboxEvent.seq)
+        .limit(limit)
+    )
+    return [(seq, kind, trace or "") for seq, kind, trace in rows]
+
+
+async def event_payload(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int) -> dict[str, Any]:
+    payload = (
+        await session.execute(
+            select(OutboxEvent.payload).where(
+                OutboxEvent.tenant_id == tenant_id, OutboxEvent.memory_pk == memory_pk, OutboxEvent.seq == seq
+            )
+        )
+    ).scalar_one_or_none()
+    return dict(payload or {})
+
+
+async def stored_messages(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, first_seq: int = 0, last_seq: int | None = None
+) -> list[StoredMessage]:
+    """History in seq order as the engine takes it."""
+    query = select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens).where(
+        Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.seq >= first_seq
+    )
+    if last_seq is not None:
+        query = query.where(Message.seq <= last_seq)
+    rows = await session.execute(query.order_by(Message.seq))
+    return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
+
+
+async def insert_episodes(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, episodes: Iterable[Episode], at: datetime,
+    reason: str = "cut",
+) -> list[str]:
+    """Insert new live episodes; one already there (same deterministic key) is left alone, and only the new
+    ones get their first transition. Returns the keys inserted."""
+    values = [
+        {"memory_pk": memory_pk, "tenant_id": tenant_id, "episode_key": e.id, "state": e.state.value,
+         "first_seq": e.first_seq, "last_seq": e.last_seq, "first_turn": e.first_turn, "last_turn": e.last_turn,
+         "tokens": e.tokens, "at": e.at, "facts_written": e.facts_written,
+         "sealed_without_facts": e.sealed_without_facts, "asks": 0}
+        for e in episodes
+    ]
+    if not values:
+        return []
+    result = await session.execute(
+        insert(EpisodeRow).values(values).on_conflict_do_nothing(index_elements=["memory_pk", "episode_key"])
+        .returning(EpisodeRow.episode_key, EpisodeRow.state)
+    )
+    inserted = list(result.all())
+    session.add_all(
+        EpisodeTransition(memory_pk=memory_pk, tenant_id=tenant_id, episode_key=key, before=None, after=state,
+                          reason=reason, at=at)
+        for key, state in inserted
+    )
+    return [key for key, _ in inserted]
+
+
+async def facts_by_keys(session: AsyncSession, *, tenant_id: str, memory_pk: int, keys: Sequence[str]) -> list[Fact]:
+    if not keys:
+        return []
+    rows = await session.execute(
+        select(FactRow)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.fact_key.in_(list(keys)))
+        .order_by(FactRow.id)
+    )
+    return [
+        Fact(id=r.fact_key, note=r.note, subject=r.subject, object=r.object, milestone=r.milestone,
+             episode_ids=tuple(r.episode_keys), at=r.at, first_turn=r.first_turn, last_turn=r.last_turn)
+        for r in rows.scalars()
+    ]
+
+
+async def park_job(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int, job: str, error: str) -> None:
+    await session.execute(
+        insert(ParkedJob)
+        .values(memory_pk=memory_pk, tenant_id=tenant_id, seq=seq, job=job, error=error[:4000])
+        .on_conflict_do_nothing(index_elements=["memory_pk", "seq", "job"])
+    )
+
+
+async def record_sleep_prepared(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, for_user_message_at: datetime,
+    episodes_cut: int, units_scored: int,
+) -> None:
+    await session.execute(
+        insert(SleepPreparation)
+        .values(memory_pk=memory_pk, tenant_id=tenant_id, for_user_message_at=for_user_message_at,
+                episodes_cut=episodes_cut, units_scored=units_scored)
+        .on_conflict_do_nothing(index_elements=["memory_pk", "for_user_message_at"])
+    )
+
+
+@dataclass(frozen=True)
+class LaneFigures:
+    """The raw figures behind the workflow's view of a memory."""
+
+    last_turn: int
+    last_user_message_at: datetime | None
+    sleep_prepared_for: datetime | None
+    note_ask_since: datetime | None
+    note_asks: int
+    note_ask_first_turn: int
+    note_ask_last_turn: int
+    leaving_episodes: int
+    backlog: int
+    parked_jobs: int
+
+
+async def figures(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> LaneFigures:
+    last_turn, last_user = (await session.execute(
+        select(func.max(Message.turn), func.max(Message.at).filter(Message.role == "user"))
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
+    )).one()
+    leaving = EpisodeRow.state == "leaving"
+    count, since, asks, first, last = (await session.execute(
+        select(func.count(), func.min(EpisodeRow.asked_at), func.max(EpisodeRow.asks),
+               func.min(EpisodeRow.first_turn), func.max(EpisodeRow.last_turn))
+        .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk, leaving)
+    )).one()
+    backlog = (await session.execute(
+        select(func.count()).select_from(OutboxEvent)
+        .where(OutboxEvent.tenant_id == tenant_id, OutboxEvent.memory_pk == memory_pk,
+               OutboxEvent.processed_at.is_(None))
+    )).scalar_one()
+    parked = (await session.execute(
+        select(func.count()).select_from(ParkedJob)
+        .where(ParkedJob.tenant_id == tenant_id, ParkedJob.memory_pk == memory_pk)
+    )).scalar_one()
+    prepared = (await session.execute(
+        select(func.max(SleepPreparation.for_user_message_at))
+        .where(SleepPreparation.tenant_id == tenant_id, SleepPreparation.memory_pk == memory_pk)
+    )).scalar_one()
+    return LaneFigures(
+        last_turn=last_turn or 0, last_user_message_at=last_user, sleep_prepared_for=prepared,
+        note_ask_since=since, note_asks=(asks or 0) if since else 0,
+        note_ask_first_turn=first or 0, note_ask_last_turn=last or 0, leaving_episodes=count,
+        backlog=backlog, parked_jobs=parked,
+    )

@@ -1,0 +1,153 @@
+"""Decorate and report on real Postgres: idempotency, concurrency, sleep, erase, state and export."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+from sqlalchemy import func, select, text
+
+from store.db import Database
+from store.models import Base, Message
+from tests.integration.hot_path.conftest import SMALL_CEILING
+from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
+
+
+def _auth(key: str, **extra: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}", **extra}
+
+
+def _chat(*contents: str) -> dict[str, Any]:
+    roles = ["user", "assistant"]
+    return {"model": "gpt-4o-mini", "messages": [{"role": roles[i % 2], "content": c} for i, c in enumerate(contents)]}
+
+
+async def _count(db: Database, tenant_id: str) -> int:
+    async with db.session() as session:
+        return (await session.execute(
+            select(func.count()).select_from(Message).where(Message.tenant_id == tenant_id))).scalar_one()
+
+
+async def test_retried_decorate_and_report_answer_the_same_and_store_nothing_twice(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    body = _chat("What ships Friday?")
+    first = await http.post("/v1/memories/retry/decorate", json=body, headers=_auth(key))
+    again = await http.post("/v1/memories/retry/decorate", json=body, headers=_auth(key))
+    assert first.status_code == again.status_code == 200
+    assert first.json() == again.json()
+
+    reply = {"choices": [{"message": {"role": "assistant", "content": "The pricing page."}}]}
+    report = {"decorate_id": first.json()["decorate_id"], "response": reply}
+    one = await http.post("/v1/memories/retry/report", json=report, headers=_auth(key, **{"Idempotency-Key": "r1"}))
+    two = await http.post("/v1/memories/retry/report", json=report, headers=_auth(key, **{"Idempotency-Key": "r1"}))
+    assert one.status_code == two.status_code == 200 and one.json() == two.json()
+    assert await _count(db, tenant_id) == 2
+
+    other = {"decorate_id": first.json()["decorate_id"], "response": {"choices": [
+        {"message": {"role": "assistant", "content": "Something else."}}]}}
+    clash = await http.post("/v1/memories/retry/report", json=other, headers=_auth(key, **{"Idempotency-Key": "r1"}))
+    assert clash.status_code == 409 and clash.json()["error"]["type"] == "conflict"
+    assert await _count(db, tenant_id) == 2
+
+
+async def test_twenty_concurrent_decorates_lose_and_duplicate_nothing(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    bodies = [{"model": "m", "messages": [{"role": "user", "content": f"message {i}"}]} for i in range(20)]
+    answers = await asyncio.gather(*[
+        http.post("/v1/memories/busy/decorate", json=b, headers=_auth(key)) for b in bodies])
+    assert [a.status_code for a in answers] == [200] * 20
+    async with db.session() as session:
+        rows = (await session.execute(select(Message.seq, Message.turn, Message.body).where(
+            Message.tenant_id == tenant_id).order_by(Message.seq))).all()
+    assert [r.seq for r in rows] == list(range(1, 21))
+    assert [r.turn for r in rows] == list(range(1, 21))
+    assert sorted(r.body["content"] for r in rows) == sorted(b["messages"][0]["content"] for b in bodies)
+
+
+async def test_user_message_after_25_hours_sleeps_before_the_reply(
+    small_http: httpx.AsyncClient, tenant: tuple[str, str]
+) -> None:
+    agent = ScriptedAgent(small_http, tenant[1], "sleeper", ScriptedModel("chat"), SMALL_CEILING)
+    # Enough history to sit above the landing, not enough to reach the budget: only sleep fades it.
+    for turn in range(1, 36):
+        await agent.turn(turn, headers={"X-Lethe-Now": f"2031-03-01T10:{turn:02d}:00Z"})
+    assert not any(d["slept"] or d["note_ask_turns"] for d in agent.decorations)
+    before = len(agent.decorations)
+    await agent.turn(36, headers={"X-Lethe-Now": "2031-03-02T11:40:00Z"})  # 25 h after turn 35
+    first_of_turn = agent.decorations[before]
+    assert first_of_turn["slept"] and first_of_turn["note_ask_turns"]  # faded before the reply
+    state = (await small_http.get("/v1/memories/sleeper", headers=_auth(tenant[1]))).json()
+    assert any(e["state"] != "live" for e in state["episodes"])
+
+
+async def test_erase_leaves_no_row_of_the_memory_in_any_table(
+    small_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    agent = ScriptedAgent(small_http, key, "doomed", ScriptedModel("chat"), SMALL_CEILING)
+    for turn in range(1, 60):
+        await agent.turn(turn)
+    keep = ScriptedAgent(small_http, key, "kept", ScriptedModel("chat"), SMALL_CEILING)
+    await keep.turn(1)
+
+    erased = await small_http.delete("/v1/memories/doomed", headers=_auth(key))
+    assert erased.status_code == 200 and erased.json()["erased"]
+
+    async with db.session() as session:
+        memory_pk = (await session.execute(text(
+            "SELECT id FROM memories WHERE tenant_id = :t AND memory_id = 'kept'"), {"t": tenant_id})).scalar_one()
+        for table in Base.metadata.sorted_tables:
+            columns = table.c.keys()
+            if "memory_pk" in columns:
+                where = (table.c.tenant_id == tenant_id) & (table.c.memory_pk != memory_pk)
+            elif "memory_id" in columns and table.name != "memories":
+                where = (table.c.tenant_id == tenant_id) & (table.c.memory_id == "doomed")
+            elif table.name == "memories":
+                where = (table.c.tenant_id == tenant_id) & (table.c.memory_id == "doomed")
+            else:
+                continue
+            left = (await session.execute(select(func.count()).select_from(table).where(where))).scalar_one()
+            assert left == 0, f"{table.name} still holds {left} rows of the erased memory"
+    assert (await small_http.get("/v1/memories/doomed", headers=_auth(key))).status_code == 404
+    assert (await small_http.get("/v1/memories/kept", headers=_auth(key))).json()["messages"] >= 2
+
+
+async def test_state_shows_activation_and_significance_and_export_streams_everything(
+    small_http: httpx.AsyncClient, tenant: tuple[str, str]
+) -> None:
+    agent = ScriptedAgent(small_http, tenant[1], "shown", ScriptedModel("chat"), SMALL_CEILING)
+    for turn in range(1, 70):
+        await agent.turn(turn, headers={"X-Lethe-Now": f"2032-01-01T{turn // 60:02d}:{turn % 60:02d}:00Z"})
+    state = (await small_http.get("/v1/memories/shown", headers=_auth(tenant[1], **{
+        "X-Lethe-Now": "2032-01-01T02:00:00Z"}))).json()
+    assert state["episodes"]
+    for episode in state["episodes"]:
+        assert episode["significance"] >= 1.0  # the encoding trace, never faded
+        assert 0 < episode["activation"] <= episode["significance"]
+    exported = await small_http.get("/v1/memories/shown/export", headers=_auth(tenant[1]))
+    assert exported.headers["content-type"].startswith("application/json")
+    document = json.loads(exported.text)
+    assert set(document) >= {"memory", "messages", "episodes", "episode_transitions", "traces", "facts",
+                              "note_calls", "decorations"}
+    assert len(document["messages"]) == state["messages"]
+
+
+async def test_report_hands_back_the_reply_without_the_note_call(
+    small_http: httpx.AsyncClient, tenant: tuple[str, str]
+) -> None:
+    model = ScriptedModel("chat", note_only_every=1)
+    agent = ScriptedAgent(small_http, tenant[1], "quiet", model, SMALL_CEILING)
+    turn = 0
+    while not model.asks_seen:
+        turn += 1
+        await agent.turn(turn)
+        assert turn < 200
+    # The agent's transcript holds no note call, yet every later request stays valid (checked in turn()).
+    assert not any("note" in json.dumps(m.get("tool_calls") or "") for m in agent.transcript)
+    await agent.turn(turn + 1)

@@ -1,0 +1,52 @@
+"""Recognising held messages: full resends, trimmed resends, deltas, and transcripts without note calls."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.recognition import HeldMessage, content_hash, new_messages_start
+
+
+def _held(*hashes: str, optional: frozenset[str] = frozenset()) -> list[HeldMessage]:
+    return [HeldMessage(h, h in optional) for h in hashes]
+
+
+def test_content_hash_ignores_key_order() -> None:
+    assert content_hash({"role": "user", "content": "a"}) == content_hash({"content": "a", "role": "user"})
+
+
+def test_full_resend_starts_after_what_is_held() -> None:
+    assert new_messages_start(_held("a", "b", "c"), ["a", "b", "c", "d", "e"]) == 3
+
+
+def test_delta_is_all_new() -> None:
+    assert new_messages_start(_held("a", "b", "c"), ["d", "e"]) == 0
+
+
+def test_trimmed_resend_lines_up_in_the_middle() -> None:
+    assert new_messages_start(_held("a", "b", "c", "d"), ["c", "d", "e"]) == 2
+
+
+def test_transcript_without_a_note_only_reply_is_recognised() -> None:
+    held = _held("u1", "note-only", "u2", "r2", optional=frozenset({"note-only"}))
+    assert new_messages_start(held, ["u1", "u2", "r2", "u3"]) == 3
+    assert new_messages_start(held, ["u1", "note-only", "u2", "r2", "u3"]) == 4
+
+
+def test_a_repeated_message_after_new_history_is_new() -> None:
+    # "ok" was said before; said again after new messages, it is a new message.
+    assert new_messages_start(_held("ok", "b"), ["ok", "c"]) == 0
+
+
+def test_resend_of_a_prefix_adds_nothing() -> None:
+    assert new_messages_start(_held("a", "b", "c"), ["a", "b"]) == 2
+
+
+@given(st.lists(st.text(alphabet="abcdef", min_size=1, max_size=3), min_size=1, max_size=12, unique=True),
+       st.lists(st.text(alphabet="ghij", min_size=1, max_size=3), max_size=5, unique=True),
+       st.integers(min_value=0, max_value=11))
+def test_any_resend_with_new_tail_keeps_exactly_the_tail(held: list[str], tail: list[str], trim: int) -> None:
+    trim = min(trim, len(held) - 1)
+    incoming = held[trim:] + tail
+    assert incoming[new_messages_start(_held(*held), incoming):] == tail

@@ -1,0 +1,66 @@
+"""The lane's jobs and which event kinds trigger them: adding a job kind is one `Job` and one line below.
+
+Each job is an activity of `activities.lane.LaneActivities`, idempotent by its ids, taking a `JobInput`.
+An event kind not listed (one a newer gateway writes) runs no jobs: it is recorded as processed and ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+__all__ = ["CUT_HISTORY", "JOBS_BY_KIND", "LANE_RETRY", "PREPARE_SLEEP", "SCORE_BOUNDARIES", "SCORE_TRACES",
+           "Job", "jobs_for"]
+
+# Bad data never heals by retrying; a memory erased under the lane is not coming back.
+NOT_RETRYABLE = ["BadData", "NotFound", "InvalidInput", "IllegalTransition"]
+
+# The lane's own bookkeeping (read events, record them, park) retries until Postgres answers: giving up
+# there would lose the order. Jobs give up after a few attempts and are parked instead.
+LANE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30),
+    non_retryable_error_types=NOT_RETRYABLE,
+)
+# A judge that timed out or answered junk usually does better on the next try; five tries is plenty.
+JUDGE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2), maximum_interval=timedelta(seconds=60), maximum_attempts=5,
+    non_retryable_error_types=NOT_RETRYABLE,
+)
+DATABASE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30), maximum_attempts=10,
+    non_retryable_error_types=NOT_RETRYABLE,
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    """An activity the lane runs for an event, with its timeouts and retry policy."""
+
+    activity: str
+    start_to_close: timedelta
+    retry: RetryPolicy
+    # Long jobs heartbeat, so a worker that died mid-job is noticed in seconds, not at the timeout.
+    heartbeat: timedelta | None = None
+
+
+SCORE_BOUNDARIES = Job("score_boundaries", timedelta(minutes=5), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
+CUT_HISTORY = Job("cut_history", timedelta(seconds=60), DATABASE_RETRY)
+SCORE_TRACES = Job("score_traces", timedelta(minutes=10), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
+# Not triggered by an event: the sleep timer runs it.
+PREPARE_SLEEP = Job("prepare_sleep", timedelta(minutes=10), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
+
+JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
+    # A new user message closes the turn before it: score the units that just closed.
+    "decorate": (SCORE_BOUNDARIES,),
+    # After a reply, cut once enough uncut closed history has built up.
+    "report": (CUT_HISTORY,),
+    # Each newly written fact against every remembered episode.
+    "facts_written": (SCORE_TRACES,),
+}
+
+
+def jobs_for(kind: str) -> tuple[Job, ...]:
+    return JOBS_BY_KIND.get(kind, ())
