@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from temporalio import activity
 
-from activities.texts import messages_text
 from engine.episodes import EpisodeState
+from engine.texts import messages_text
 from engine.traces import Trace
 from providers.judge import Judge
 from providers.usage import UsageScope

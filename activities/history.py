@@ -13,14 +13,13 @@ from dataclasses import dataclass
 
 from temporalio import activity
 
-from activities.texts import messages_text
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
 from engine.budget import measure_turns, plan_budget
 from engine.config import MechanismConfig
-from engine.cutting import BoundaryScores, cut_history
-from engine.episodes import Episode
+from engine.cutting import BoundaryScores, cut_history, uncut_runs
 from engine.messages import StoredMessage
 from engine.sizing import estimate_tokens
+from engine.texts import messages_text
 from engine.traces import encoding_trace
 from engine.units import Unit, closed_units, current_turn, units_of
 from providers.judge import Judge
@@ -43,17 +42,6 @@ def episode_max(units: Sequence[Unit], turn: int, config: MechanismConfig) -> in
     measure = measure_turns(units, turn_in_progress=turn, config=config)
     budget = plan_budget(fixed=fixed, measure=measure, current_turn_tokens=in_turn, config=config)
     return config.episode_max(budget.budget)
-
-
-def uncut_runs(units: Sequence[Unit], episodes: Sequence[Episode]) -> list[list[Unit]]:
-    """Stretches of units no episode holds yet, each cut on its own."""
-    runs: list[list[Unit]] = [[]]
-    for unit in units:
-        if any(e.holds(unit.first_seq) for e in episodes):
-            runs.append([])
-        else:
-            runs[-1].append(unit)
-    return [run for run in runs if run]
 
 
 def _turn_closing(messages: Sequence[StoredMessage], *, close_all: bool) -> int:

@@ -1,13 +1,15 @@
-"""What the hot path needs, built once per process: the database, the token counter, the mechanism's numbers."""
+"""What the hot path needs, built once per process: the database, token counter, mechanism numbers, judge."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from api.message_cache import MessageCache
 from engine.config import MechanismConfig
+from providers.judge import Judge
 from providers.tokens import TokenCounter
 from store.db import Database
 
@@ -19,6 +21,10 @@ class HotPath:
     db: Database
     counter: TokenCounter
     config: MechanismConfig
+    # Scores boundaries a cut needs when the lane has not scored them yet (always the embedded judge:
+    # the hot path must not wait on a remote model).
+    judge: Judge
+    messages: MessageCache = field(default_factory=MessageCache)
 
     def text_counter(self, model: str | None) -> Callable[[str], int]:
         return lambda text: self.counter.count_text(text, model=model)

@@ -7,16 +7,20 @@ same transaction tells the memory's workflow, after commit, that there is work.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from api.clock import Clock
 from api.context import HotPath
 from api.shapes import parse_request, role_of
-from engine.decorate import MemoryView
+from engine.cutting import BoundaryScores
+from engine.decorate import Decoration, MemoryView
 from engine.decorate import decorate as plan_decorate
 from engine.episodes import EpisodeState
 from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start
+from engine.texts import messages_text
+from engine.units import units_of
 from store.repositories import idempotency, mechanism, memories, messages, outbox
 
 __all__ = ["decorate"]
@@ -25,8 +29,53 @@ __all__ = ["decorate"]
 RECENT_MESSAGES = 400
 
 
+class _NeedsScores(Exception):  # noqa: N818 - a signal inside this module, not an error
+    """A cut would fall on units the lane has not scored yet: score them outside the lock, then decorate again."""
+
+    def __init__(self, units: list[tuple[int, int, str]]) -> None:
+        super().__init__(f"{len(units)} units need boundary scores")
+        self.units = units
+
+
 async def decorate(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None
+) -> dict[str, Any]:
+    try:
+        return await _decorate(ctx, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock,
+                               idempotency_key=idempotency_key, score_first=True)
+    except _NeedsScores as need:
+        # The transaction rolled back whole; the scores are written, and the second attempt cuts with them.
+        await _score(ctx, tenant_id=tenant_id, memory_id=memory_id, units=need.units)
+        return await _decorate(ctx, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock,
+                               idempotency_key=idempotency_key, score_first=False)
+
+
+async def _score(ctx: HotPath, *, tenant_id: str, memory_id: str, units: list[tuple[int, int, str]]) -> None:
+    """Boundary scores from the embedded judge for a stretch about to be cut (the lane usually got there first)."""
+    verdicts = await ctx.judge.score_boundaries([text for _, _, text in units])
+    scores = {(first, last): BoundaryScores(first=v.start, last=v.end)
+              for (first, last, _), v in zip(units, verdicts, strict=True)}
+    async with ctx.db.session() as session, session.begin():
+        memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+        await mechanism.save_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id, scores=scores,
+                                             judge=type(ctx.judge).__name__)
+
+
+def _unscored(plan: Decoration, view: MemoryView, scores: Mapping[int, BoundaryScores]) -> list[tuple[int, int, str]]:
+    """Units of the stretches this plan cut that have no scores yet, with their text for the judge."""
+    cut = [(e.first_seq, e.last_seq) for e in plan.new_episodes]
+    if not cut:
+        return []
+    lo, hi = min(first for first, _ in cut), max(last for _, last in cut)
+    units = [u for u in units_of(view.messages) if lo <= u.first_seq and u.last_seq <= hi]
+    if all(u.first_seq in scores for u in units):
+        return []
+    return [(u.first_seq, u.last_seq, messages_text(view.messages[u.start:u.end], limit=2000)) for u in units]
+
+
+async def _decorate(
+    ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None,
+    score_first: bool,
 ) -> dict[str, Any]:
     shape, history = parse_request(body)
     body_hash = content_hash(body)
@@ -62,10 +111,14 @@ async def decorate(
         memory.clock = now
         await session.flush()
 
+        cached = ctx.messages.get(tenant_id, memory.id)
+        every = cached + await messages.stored_messages(
+            session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=cached[-1].seq if cached else 0)
+        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
+        hidden = [(e.first_seq, e.last_seq) for e in episodes if not e.in_view]
         view = MemoryView(
-            messages=await messages.stored_messages(session, tenant_id=tenant_id, memory_pk=memory.id,
-                                                    recent=RECENT_MESSAGES),
-            episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id),
+            messages=messages.in_view_and_recent(every, hidden, recent=RECENT_MESSAGES),
+            episodes=episodes,
             facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id),
             traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id),
         )
@@ -74,6 +127,8 @@ async def decorate(
             body, view, now=now, config=ctx.config, boundary_scores=scores,
             count_text=ctx.text_counter(model), size_ratio=(memory.size_ratios or {}).get(model),
         )
+        if score_first and (unscored := _unscored(plan, view, scores)):
+            raise _NeedsScores(unscored)  # no model call under the lock: leave it, score, come back
 
         mechanism.add_episodes(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
         await mechanism.add_traces(session, tenant_id=tenant_id, memory_pk=memory.id, traces=plan.new_traces)
@@ -104,4 +159,5 @@ async def decorate(
         }
         idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="decorate",
                                     key=key, body_hash=body_hash, response=response)
+    ctx.messages.put(tenant_id, memory.id, every)  # committed: safe to reuse
     return response

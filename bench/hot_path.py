@@ -1,8 +1,9 @@
 """Decorate and report latency on the embedded stack, over real HTTP, at 1k and 10k stored messages.
 
 Starts `lethe dev` on free ports with a throwaway data directory, grows one memory per size through the
-API itself (an agent sending only its new messages, a model that answers every note ask), then times
-decorate and report server-side (the gateway's `Server-Timing` header) for a run of further turns.
+API itself (past turns imported 25 to a decorate, the last ones live; a model that answers every note ask),
+then times decorate and report server-side (the gateway's `Server-Timing` header) for a run of further
+turns, each sending only its new message. The worker runs in the same process, as in `lethe dev`.
 
     .venv/bin/python bench/hot_path.py [--sizes 1000 10000] [--samples 200]
 
@@ -30,6 +31,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+FILLER = "The rollout plan keeps the pricing table, the refund line and the tax rates in step across regions. "
 
 
 def _free_port() -> int:
@@ -68,16 +70,39 @@ class Conversation:
     def __init__(self, client: httpx.Client, memory_id: str) -> None:
         self.client, self.memory_id, self.turn = client, memory_id, 0
 
+    def import_turns(self, turns: int) -> int:
+        """Grow the memory fast: one decorate carrying many past turns (as an agent importing a transcript
+        would), then its report. Returns how many messages that stored."""
+        history: list[dict[str, Any]] = []
+        for _ in range(turns):
+            self.turn += 1
+            history += [{"role": "user", "content": f"Turn {self.turn}: status of LTH-{self.turn}? " + FILLER * 4},
+                        {"role": "assistant", "content": f"LTH-{self.turn} is with Dana. " + FILLER * 9}]
+        self.turn += 1
+        history.append({"role": "user", "content": f"Turn {self.turn}: and now? " + FILLER * 4})
+        decorated = self.client.post(f"/v1/memories/{self.memory_id}/decorate",
+                                     json={"model": "gpt-4o-mini", "messages": history})
+        decorated.raise_for_status()
+        answer = decorated.json()
+        message: dict[str, Any] = {"role": "assistant", "content": "Noted. " + FILLER * 9}
+        if answer["note_ask_turns"]:
+            message["tool_calls"] = [_note(answer["note_ask_turns"])]
+        self.client.post(f"/v1/memories/{self.memory_id}/report", json={
+            "decorate_id": answer["decorate_id"],
+            "response": {"choices": [{"index": 0, "message": message}]}}).raise_for_status()
+        return len(history) + 1
+
     def step(self) -> tuple[float, float, int]:
         self.turn += 1
+        # Sizes of a working agent's turns: a user message of ~120 tokens, a reply of ~250.
         text = (f"Turn {self.turn}: where does ticket LTH-{self.turn} stand, and who owns the follow-up? "
-                f"Keep {self.turn * 17} units exact.")
+                f"Keep {self.turn * 17} units exact. " + FILLER * 4)
         body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": text}]}
         decorated = self.client.post(f"/v1/memories/{self.memory_id}/decorate", json=body)
         decorated.raise_for_status()
         answer = decorated.json()
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": f"LTH-{self.turn} is with Dana; review on day {self.turn % 28 + 1}."}
+        message: dict[str, Any] = {"role": "assistant", "content": (
+            f"LTH-{self.turn} is with Dana; review on day {self.turn % 28 + 1}. " + FILLER * 9)}
         if answer["note_ask_turns"]:
             message["tool_calls"] = [_note(answer["note_ask_turns"])]
         reply = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
@@ -112,7 +137,9 @@ def main() -> None:
             for size in args.sizes:
                 conversation = Conversation(client, f"bench-{size}")
                 stored, started = 0, time.monotonic()
-                while stored < size:
+                while stored < size - 200:
+                    stored += conversation.import_turns(min(25, max(1, (size - 200 - stored) // 2)))
+                while stored < size:  # the last stretch turn by turn, so recent turns look like live ones
                     stored += conversation.step()[2]
                 grow_s = time.monotonic() - started
                 decorate_ms, report_ms = [], []

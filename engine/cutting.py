@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from engine.episodes import Episode, EpisodeState
 from engine.units import Unit
 
-__all__ = ["BoundaryScores", "boundary_ranks", "cut", "cut_history"]
+__all__ = ["BoundaryScores", "boundary_ranks", "cut", "cut_history", "uncut_runs"]
 
 
 @dataclass(frozen=True)
@@ -110,3 +110,14 @@ def cut_history(
         )
         for start, end in ranges
     ]
+
+
+def uncut_runs(units: Sequence[Unit], episodes: Sequence[Episode]) -> list[list[Unit]]:
+    """Stretches of units no episode holds yet, each cut on its own."""
+    runs: list[list[Unit]] = [[]]
+    for unit in units:
+        if any(e.holds(unit.first_seq) for e in episodes):
+            runs.append([])
+        else:
+            runs[-1].append(unit)
+    return [run for run in runs if run]

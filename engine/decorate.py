@@ -10,6 +10,7 @@ the request is assembled.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -20,7 +21,7 @@ from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
 from engine.budget import Budget, measure_turns, plan_budget
 from engine.config import MechanismConfig
-from engine.cutting import BoundaryScores, cut_history
+from engine.cutting import BoundaryScores, cut_history, uncut_runs
 from engine.episodes import Episode, EpisodeState, Transition, seal
 from engine.facts import Fact
 from engine.fade import (
@@ -34,7 +35,7 @@ from engine.fade import (
 from engine.messages import StoredMessage, instruction_items, item_kind
 from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
-from engine.units import Unit, closed_units, current_turn, units_of
+from engine.units import closed_units, current_turn, units_of
 
 __all__ = ["Decoration", "MemoryView", "decorate", "facts_in_block", "visible_messages"]
 
@@ -70,8 +71,15 @@ class Decoration:
 
 def visible_messages(messages: Sequence[StoredMessage], episodes: Sequence[Episode]) -> list[StoredMessage]:
     """History in view: every message not inside a sealed or forgotten episode."""
-    hidden = [(e.first_seq, e.last_seq) for e in episodes if not e.in_view]
-    return [m for m in messages if not any(lo <= m.seq <= hi for lo, hi in hidden)]
+    # Episodes never overlap, so one binary search per message finds the only range that could hold it.
+    hidden = sorted((e.first_seq, e.last_seq) for e in episodes if not e.in_view)
+    starts = [first for first, _ in hidden]
+    visible = []
+    for message in messages:
+        index = bisect_right(starts, message.seq) - 1
+        if index < 0 or message.seq > hidden[index][1]:
+            visible.append(message)
+    return visible
 
 
 def facts_in_block(facts: Sequence[Fact], sealed_ids: frozenset[str]) -> list[Fact]:
@@ -92,16 +100,6 @@ def _with_recall_sizes(
         block = recall.get(message.turn) if item_kind(message.body) == "user" else None
         sized.append(replace(message, tokens=message.tokens + count(block)) if block else message)
     return sized
-
-
-def _uncut_runs(units: Sequence[Unit], episodes: Sequence[Episode]) -> list[list[Unit]]:
-    runs: list[list[Unit]] = [[]]
-    for unit in units:
-        if any(e.holds(unit.first_seq) for e in episodes):
-            runs.append([])
-        else:
-            runs[-1].append(unit)
-    return [run for run in runs if run]
 
 
 def decorate(
@@ -167,7 +165,7 @@ def decorate(
     new_traces: list[Trace] = []
     projected = view_of(episodes)
     if not fade_in_progress(episodes) and (slept or projected > budget.budget):
-        for run in _uncut_runs(closed_units(units, turn), episodes):
+        for run in uncut_runs(closed_units(units, turn), episodes):
             cut = cut_history(
                 run,
                 scores=scores,

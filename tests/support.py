@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import uvicorn
+from sqlalchemy import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from api.app import create_app
 from config.settings import Settings
+from store.migrate import upgrade_to_head
 
 T = TypeVar("T")
 
@@ -51,3 +55,19 @@ async def serve_gateway(settings: Settings) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await task
+
+
+async def fresh_database(postgres_url: str) -> str:
+    """A new, migrated database on the same server: for a test that stands up a deployment of its own.
+
+    Deployments must not share a database: each gateway's relay delivers every undelivered event it finds
+    to its own Temporal, so two deployments on one database would run each other's lanes.
+    """
+    name = "lethe_" + uuid.uuid4().hex[:12]
+    engine = create_async_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    async with engine.connect() as connection:
+        await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    await engine.dispose()
+    url = make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+    await upgrade_to_head(url)
+    return url

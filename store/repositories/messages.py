@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.messages import StoredMessage
 from engine.recognition import HeldMessage
-from store.models import Episode as EpisodeRow
 from store.models import Memory, Message
 
-__all__ = ["NewMessage", "append_messages", "held_messages", "stored_messages"]
+__all__ = ["NewMessage", "append_messages", "held_messages", "in_view_and_recent", "stored_messages"]
 
 
 @dataclass(frozen=True)
@@ -41,24 +41,31 @@ async def held_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int
 
 
 async def stored_messages(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, recent: int | None = None
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, after_seq: int = 0
 ) -> list[StoredMessage]:
-    """The memory's messages in order. With `recent`, messages inside sealed or forgotten episodes are left
-    out, except the last `recent` ones: out of view, only recent turns' sizes and times still matter."""
-    query = (
+    """The memory's messages past `after_seq`, in order."""
+    rows = await session.execute(
         select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.seq > after_seq)
         .order_by(Message.seq)
     )
-    if recent is not None:
-        hidden = exists().where(
-            EpisodeRow.memory_pk == memory_pk, EpisodeRow.state.in_(("sealed", "forgotten")),
-            Message.seq.between(EpisodeRow.first_seq, EpisodeRow.last_seq),
-        )
-        newest = select(Memory.last_message_seq).where(Memory.id == memory_pk).scalar_subquery()
-        query = query.where(or_(~hidden, Message.seq > newest - recent))
-    rows = await session.execute(query)
     return [StoredMessage(seq=seq, turn=turn, at=at, body=body, tokens=tokens) for seq, turn, at, body, tokens in rows]
+
+
+def in_view_and_recent(
+    messages: Sequence[StoredMessage], hidden: Sequence[tuple[int, int]], *, recent: int
+) -> list[StoredMessage]:
+    """Messages outside sealed or forgotten episodes (`hidden` seq ranges), plus the last `recent` ones:
+    out of view, only recent turns' sizes and times still matter to a decorate."""
+    ranges = sorted(hidden)
+    starts = [first for first, _ in ranges]
+    tail_from = messages[-recent].seq if len(messages) >= recent else 0
+    kept = []
+    for message in messages:
+        index = bisect_right(starts, message.seq) - 1
+        if message.seq >= tail_from or index < 0 or message.seq > ranges[index][1]:
+            kept.append(message)
+    return kept
 
 
 def append_messages(

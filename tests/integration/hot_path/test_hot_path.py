@@ -9,10 +9,13 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, text
 
+from config.settings import Settings
 from store.db import Database
 from store.models import Base, Message
 from tests.integration.hot_path.conftest import SMALL_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
+from tests.integration.workflows.lane_support import http_tenant
+from tests.support import free_port, fresh_database, serve_gateway
 
 
 def _auth(key: str, **extra: str) -> dict[str, str]:
@@ -151,3 +154,30 @@ async def test_report_hands_back_the_reply_without_the_note_call(
     # The agent's transcript holds no note call, yet every later request stays valid (checked in turn()).
     assert not any("note" in json.dumps(m.get("tool_calls") or "") for m in agent.transcript)
     await agent.turn(turn + 1)
+
+
+async def test_a_cut_the_lane_has_not_scored_is_scored_by_the_embedded_judge_first(settings: Settings) -> None:
+    # A deployment whose lane never runs (no worker polls its task queue, and its database is its own, so no
+    # other gateway's relay delivers its events either): every boundary score comes from the hot path.
+    alone = settings.model_copy(update={
+        "ceiling_tokens": SMALL_CEILING, "port": free_port(), "temporal_task_queue": "nobody-listens",
+        "database_url": await fresh_database(settings.database_url)})
+    async with serve_gateway(alone) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
+        tenant_id, key = await http_tenant(client)
+        agent = ScriptedAgent(client, key, "unscored", ScriptedModel("chat"), SMALL_CEILING)
+        turn = 0
+        while not agent.model.asks_seen:
+            turn += 1
+            await agent.turn(turn)
+            assert turn < 200
+    own = Database(alone.database_url, pool_size=1)
+    async with own.session() as session:
+        rows = (await session.execute(text(
+            "SELECT e.first_seq, e.last_seq, (SELECT count(*) FROM boundary_scores b WHERE b.memory_pk = e.memory_pk "
+            "AND b.unit_first_seq BETWEEN e.first_seq AND e.last_seq) AS scored FROM episodes e "
+            "WHERE e.tenant_id = :t"), {"t": tenant_id})).all()
+        lane_ran = (await session.execute(text(
+            "SELECT count(*) FROM outbox WHERE processed_at IS NOT NULL"))).scalar_one()
+    await own.dispose()
+    assert lane_ran == 0
+    assert rows and all(scored > 0 for _, _, scored in rows)

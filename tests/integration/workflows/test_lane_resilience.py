@@ -32,7 +32,7 @@ from providers.judge import Judge
 from store.db import Database
 from tests.integration.workflows.lane_support import http_tenant, scalar, unprocessed
 from tests.integration.workflows.recorded import record_histories
-from tests.support import eventually, free_port, serve_gateway
+from tests.support import eventually, free_port, fresh_database, serve_gateway
 from workflows import search_attributes as sa
 from workflows.memory import MemoryWorkflow, workflow_id
 
@@ -81,11 +81,21 @@ async def own_temporal() -> AsyncIterator[OwnTemporal]:
 
 
 @pytest.fixture(scope="module")
-def own_settings(settings: Settings, own_temporal: OwnTemporal) -> Settings:
+async def own_settings(settings: Settings, own_temporal: OwnTemporal) -> Settings:
+    # A deployment of its own: its own Temporal and its own database (see tests.support.fresh_database).
     return settings.model_copy(update={
         "temporal_address": f"127.0.0.1:{own_temporal.port}", "port": free_port(), "ceiling_tokens": 4000,
         "temporal_task_queue": "lane-" + uuid.uuid4().hex[:8],
+        "database_url": await fresh_database(settings.database_url),
     })
+
+
+@pytest.fixture(scope="module")
+async def db(own_settings: Settings) -> AsyncIterator[Database]:
+    """This module's database: the own deployment's, not the session's."""
+    database = Database(own_settings.database_url, pool_size=5)
+    yield database
+    await database.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +162,14 @@ async def test_continue_as_new_loses_and_reorders_no_event(
         await eventually(lambda: _lane_done(db, tenant_id), timeout=90)
         handle = client.get_workflow_handle(workflow_id(tenant_id, "long"))
         state = await handle.query(MemoryWorkflow.lane)
+        if state.done_seq != events:
+            runs = [(w.run_id, w.status) async for w in client.list_workflows(
+                f'WorkflowId = "{workflow_id(tenant_id, "long")}"')]
+            desc = await handle.describe()
+            history = [(e.event_type, str(e.activity_task_scheduled_event_attributes.activity_type.name))
+                       for e in (await handle.fetch_history()).events]
+            raise AssertionError(f"DIAG events={events} runs={runs} run={desc.run_id} state={state} "
+                                 f"history={history}")
 
     runs = [w async for w in client.list_workflows(f'WorkflowId = "{workflow_id(tenant_id, "long")}"')]
     assert sum(w.status == WorkflowExecutionStatus.CONTINUED_AS_NEW for w in runs) >= 2
@@ -223,5 +241,12 @@ async def test_gateway_answers_while_temporal_is_down_and_the_outbox_drains_afte
             # The database can show an event processed a moment before the workflow has the activity's result.
             return (await handle.query(MemoryWorkflow.lane)).done_seq == events
 
-        await eventually(lane_caught_up, timeout=30)
+        try:
+            await eventually(lane_caught_up, timeout=30)
+        except AssertionError:
+            runs = [(w.run_id, w.status) async for w in client.list_workflows(
+                f'WorkflowId = "{workflow_id(tenant_id, "outage")}"')]
+            history = [e.event_type for e in (await handle.fetch_history()).events]
+            raise AssertionError(f"DIAG runs={runs} state={await handle.query(MemoryWorkflow.lane)} "
+                                 f"history={history}") from None
     await _processed_in_order(db, tenant_id)

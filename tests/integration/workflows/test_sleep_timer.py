@@ -17,10 +17,11 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from cli.worker import build_worker
+from config.settings import Settings
 from store.db import Database
 from tests.integration.workflows.lane_support import add_turn, new_tenant, signal, sleeps_prepared, unprocessed
 from tests.integration.workflows.recorded import record_histories
-from tests.support import eventually
+from tests.support import eventually, fresh_database
 from workflows import search_attributes as sa
 from workflows.memory import MemoryWorkflow, workflow_id
 
@@ -40,6 +41,14 @@ async def skipping() -> AsyncIterator[WorkflowEnvironment]:
     ))
     yield env
     await env.shutdown()
+
+
+@pytest.fixture(scope="module")
+async def db(settings: Settings) -> AsyncIterator[Database]:
+    """A database of this module's own: the session gateway's relay must not deliver these events elsewhere."""
+    database = Database(await fresh_database(settings.database_url), pool_size=5)
+    yield database
+    await database.dispose()
 
 
 @pytest.fixture(scope="module")
