@@ -27,6 +27,8 @@ __all__ = ["decorate"]
 
 # Out-of-view messages the engine still reads: recent turns size the next call and date the last user message.
 RECENT_MESSAGES = 400
+# Units a decorate may score itself before a cut (the embedded judge does about 50-250 a second here).
+MAX_HOT_PATH_SCORES = 48
 
 
 class _NeedsScores(Exception):  # noqa: N818 - a signal inside this module, not an error
@@ -70,6 +72,9 @@ def _unscored(plan: Decoration, view: MemoryView, scores: Mapping[int, BoundaryS
     units = [u for u in units_of(view.messages) if lo <= u.first_seq and u.last_seq <= hi]
     if all(u.first_seq in scores for u in units):
         return []
+    # A bounded number, the newest: a decorate must not wait on scoring a whole imported transcript; the rest
+    # count as neutral, and the lane scores every unit it has not yet seen anyway.
+    units = units[-MAX_HOT_PATH_SCORES:]
     return [(u.first_seq, u.last_seq, messages_text(view.messages[u.start:u.end], limit=2000)) for u in units]
 
 

@@ -133,7 +133,7 @@ def main() -> None:
     proc, url, key = _start_stack(data_dir / "state")
     results: dict[str, Any] = {"sizes": {}, "samples": args.samples, "machine": {"cpus": os.cpu_count()}}
     try:
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600) as client:
             for size in args.sizes:
                 conversation = Conversation(client, f"bench-{size}")
                 stored, started = 0, time.monotonic()
@@ -162,7 +162,10 @@ def main() -> None:
                       f"report p50 {row['report_ms']['p50']} ms p99 {row['report_ms']['p99']} ms", flush=True)
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
         shutil.rmtree(data_dir, ignore_errors=True)
     sizes = list(results["sizes"].values())
     if len(sizes) >= 2:

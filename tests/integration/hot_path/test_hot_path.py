@@ -180,4 +180,5 @@ async def test_a_cut_the_lane_has_not_scored_is_scored_by_the_embedded_judge_fir
             "SELECT count(*) FROM outbox WHERE processed_at IS NOT NULL"))).scalar_one()
     await own.dispose()
     assert lane_ran == 0
-    assert rows and all(scored > 0 for _, _, scored in rows)
+    # The hot path scores a bounded number of units, the newest first: the newest episode's are among them.
+    assert rows and max(rows, key=lambda r: r[1])[2] > 0
