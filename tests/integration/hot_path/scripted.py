@@ -147,6 +147,15 @@ class ScriptedAgent:
                           else {"type": "function_call_output", "call_id": call_id, "output": output})
         raise AssertionError(f"turn {turn} did not finish")
 
+    async def until_asked(self, *, limit: int = 200) -> int:
+        """Converse turn by turn until a decorate carries a note ask; returns the last turn number."""
+        turn = 0
+        while not any(d["note_ask_turns"] for d in self.decorations):
+            turn += 1
+            assert turn <= limit, "never asked for a note"
+            await self.turn(turn)
+        return turn
+
     def _take(self, response: dict[str, Any]) -> list[str]:
         """Append the reply to the transcript; return the ids of tool calls the agent must answer."""
         if self.shape == "chat":

@@ -72,11 +72,7 @@ async def test_ignored_note_ask_is_asked_again_on_the_next_call(
 ) -> None:
     model = ScriptedModel("chat", answers_notes=False)
     agent = ScriptedAgent(small_http, tenant[1], "ignored", model, SMALL_CEILING)
-    turn = 0
-    while not any(d["note_ask_turns"] for d in agent.decorations):
-        turn += 1
-        await agent.turn(turn)
-        assert turn < 200, "never asked for a note"
+    turn = await agent.until_asked()
     first_ask = next(i for i, d in enumerate(agent.decorations) if d["note_ask_turns"])
     # The model ignored the ask and called a tool: the call that carries the tool's output asks again.
     following = agent.decorations[first_ask + 1]
@@ -97,11 +93,7 @@ async def test_answered_note_seals_at_the_next_decorate_and_its_facts_appear(
 ) -> None:
     model = ScriptedModel("chat", note_only_every=1000)
     agent = ScriptedAgent(small_http, tenant[1], "answered", model, SMALL_CEILING)
-    turn = 0
-    while not model.asks_seen:
-        turn += 1
-        await agent.turn(turn)
-        assert turn < 200, "never asked for a note"
+    turn = await agent.until_asked()
     note_turns = model.asks_seen[0]
     await agent.turn(turn + 1)
     state = (await small_http.get("/v1/memories/answered", headers=_auth(tenant[1]))).json()

@@ -146,11 +146,7 @@ async def test_report_hands_back_the_reply_without_the_note_call(
 ) -> None:
     model = ScriptedModel("chat", note_only_every=1)
     agent = ScriptedAgent(small_http, tenant[1], "quiet", model, SMALL_CEILING)
-    turn = 0
-    while not model.asks_seen:
-        turn += 1
-        await agent.turn(turn)
-        assert turn < 200
+    turn = await agent.until_asked()
     # The agent's transcript holds no note call, yet every later request stays valid (checked in turn()).
     assert not any("note" in json.dumps(m.get("tool_calls") or "") for m in agent.transcript)
     await agent.turn(turn + 1)
@@ -165,11 +161,7 @@ async def test_a_cut_the_lane_has_not_scored_is_scored_by_the_embedded_judge_fir
     async with serve_gateway(alone) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
         tenant_id, key = await http_tenant(client)
         agent = ScriptedAgent(client, key, "unscored", ScriptedModel("chat"), SMALL_CEILING)
-        turn = 0
-        while not agent.model.asks_seen:
-            turn += 1
-            await agent.turn(turn)
-            assert turn < 200
+        await agent.until_asked()
     own = Database(alone.database_url, pool_size=1)
     async with own.session() as session:
         rows = (await session.execute(text(
