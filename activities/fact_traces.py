@@ -36,7 +36,9 @@ async def score_fact_traces(
         messages = await lane.stored_messages(session, tenant_id=tenant_id, memory_pk=pk)
     if not facts or not episodes:
         return 0
-    texts = [messages_text([m for m in messages if e.holds(m.seq)]) for e in episodes]
+    # Seqs run without gaps from the first message, so each episode's messages are one slice.
+    base = messages[0].seq if messages else 1
+    texts = [messages_text(messages[e.first_seq - base:e.last_seq - base + 1]) for e in episodes]
     added = 0
     for start in range(0, len(facts), BATCH_FACTS):
         batch = facts[start:start + BATCH_FACTS]

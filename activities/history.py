@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from temporalio import activity
 
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
-from engine.budget import measure_turns, plan_budget
+from engine.budget import RECENT_MESSAGES, measure_turns, plan_budget
 from engine.config import MechanismConfig
-from engine.cutting import BoundaryScores, cut_history, uncut_runs
+from engine.cutting import BoundaryScores, covered_prefix, cut_history, uncut_runs
+from engine.episodes import Episode
 from engine.messages import StoredMessage
 from engine.sizing import estimate_tokens
 from engine.texts import messages_text
@@ -49,6 +50,13 @@ def _turn_closing(messages: Sequence[StoredMessage], *, close_all: bool) -> int:
     return current_turn(messages) + (1 if close_all else 0)
 
 
+def _cut_from(episodes: Sequence[Episode]) -> int:
+    """Where the history a cut or a scoring reads begins: the start of the episode that ends the covered
+    prefix, so units stay whole and the judge has context before the first uncut unit."""
+    covered = covered_prefix(episodes)
+    return max((e.first_seq for e in episodes if e.last_seq == covered), default=1)
+
+
 async def score_units(
     db: Database, judge: Judge, *, tenant_id: str, memory_id: str, close_all: bool = False
 ) -> int:
@@ -57,12 +65,15 @@ async def score_units(
         pk = await lane.memory_pk(session, tenant_id=tenant_id, memory_id=memory_id)
         if pk is None:
             return 0
-        messages = await lane.stored_messages(session, tenant_id=tenant_id, memory_pk=pk)
         episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk)
-        scored = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=pk)
+        start = _cut_from(episodes)
+        messages = await lane.uncut_and_recent(session, tenant_id=tenant_id, memory_pk=pk, from_seq=start,
+                                               recent=RECENT_MESSAGES)
+        scored = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=pk,
+                                                      after_seq=start - 1)
     closed = closed_units(units_of(messages), _turn_closing(messages, close_all=close_all))
-    todo = [i for i, u in enumerate(closed)
-            if u.first_seq not in scored and not any(e.holds(u.first_seq) for e in episodes)]
+    uncut = {u.first_seq for run in uncut_runs(closed, episodes) for u in run}
+    todo = [i for i, u in enumerate(closed) if u.first_seq in uncut and u.first_seq not in scored]
     done = 0
     for start in range(0, len(todo), BATCH_UNITS):
         batch = todo[start:start + BATCH_UNITS]
@@ -98,8 +109,10 @@ async def cut_uncut(
     `min_episode_maxima` episode maxima of tokens. Under the memory's row lock, like the hot path."""
     async with db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
-        messages = await lane.stored_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
         episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
+        start = _cut_from(episodes)
+        messages = await lane.uncut_and_recent(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                               from_seq=start, recent=RECENT_MESSAGES)
         units = units_of(messages)
         turn = current_turn(messages)
         runs = uncut_runs(closed_units(units, _turn_closing(messages, close_all=close_all)), episodes)
@@ -107,7 +120,8 @@ async def cut_uncut(
         max_tokens = episode_max(units, turn, config)
         if not runs or uncut < min_episode_maxima * max_tokens:
             return Cut(episodes=0, uncut_tokens=uncut)
-        scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id)
+        scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                                      after_seq=start - 1)
         new = [
             episode
             for run in runs

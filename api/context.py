@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.message_cache import MessageCache
+from api.memory_cache import MemoryCache
 from engine.config import MechanismConfig
 from providers.judge import Judge
 from providers.tokens import TokenCounter
@@ -24,7 +24,8 @@ class HotPath:
     # Scores boundaries a cut needs when the lane has not scored them yet (always the embedded judge:
     # the hot path must not wait on a remote model).
     judge: Judge
-    messages: MessageCache = field(default_factory=MessageCache)
+    # What recent decorates loaded of their memories, reused while it is still true.
+    memories: MemoryCache = field(default_factory=MemoryCache)
 
     def text_counter(self, model: str | None) -> Callable[[str], int]:
         return lambda text: self.counter.count_text(text, model=model)

@@ -6,27 +6,29 @@ same transaction tells the memory's workflow, after commit, that there is work.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping
 from typing import Any
 
 from api.clock import Clock
 from api.context import HotPath
+from api.encoding import encode
+from api.memory_cache import CachedMemory, Mechanism
 from api.shapes import parse_request, role_of
-from engine.cutting import BoundaryScores
-from engine.decorate import Decoration, MemoryView
+from engine.budget import RECENT_MESSAGES
+from engine.cutting import BoundaryScores, covered_prefix
+from engine.decorate import Decoration, MemoryView, in_view_and_recent
 from engine.decorate import decorate as plan_decorate
 from engine.episodes import EpisodeState
 from engine.messages import item_kind
-from engine.recognition import content_hash, new_messages_start
+from engine.recognition import content_hash, new_messages_start, recognisable_tail
 from engine.texts import messages_text
 from engine.units import units_of
 from store.repositories import idempotency, mechanism, memories, messages, outbox
 
 __all__ = ["decorate"]
 
-# Out-of-view messages the engine still reads: recent turns size the next call and date the last user message.
-RECENT_MESSAGES = 400
 # Units a decorate may score itself before a cut (the embedded judge does about 50-250 a second here).
 MAX_HOT_PATH_SCORES = 48
 
@@ -41,7 +43,8 @@ class _NeedsScores(Exception):  # noqa: N818 - a signal inside this module, not 
 
 async def decorate(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None
-) -> dict[str, Any]:
+) -> bytes:
+    """The answer's JSON (`DecorateResponse`), encoded once: what is sent is what a retry gets back."""
     try:
         return await _decorate(ctx, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock,
                                idempotency_key=idempotency_key, score_first=True)
@@ -78,15 +81,24 @@ def _unscored(plan: Decoration, view: MemoryView, scores: Mapping[int, BoundaryS
     return [(u.first_seq, u.last_seq, messages_text(view.messages[u.start:u.end], limit=2000)) for u in units]
 
 
+async def _load_mechanism(session: Any, *, tenant_id: str, memory_pk: int, version: int) -> Mechanism:
+    return Mechanism(
+        version=version,
+        episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk),
+        facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory_pk),
+        traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory_pk),
+    )
+
+
 async def _decorate(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None,
     score_first: bool,
-) -> dict[str, Any]:
-    shape, history = parse_request(body)
+) -> bytes:
+    shape, body_history = parse_request(body)
     body_hash = content_hash(body)
     key = idempotency_key or body_hash
     model = str(body.get("model"))
-    hashes = [content_hash(m) for m in history]
+    hashes = [content_hash(m) for m in body_history]
     decorate_id = "dec_" + secrets.token_hex(12)
 
     async with ctx.db.session() as session, session.begin():
@@ -97,14 +109,17 @@ async def _decorate(
             # Without an explicit key, the same body after its decorate was reported is a new call (a note
             # that was all the model said leaves the agent nothing new to send), not a retry.
             if idempotency_key is not None or not await memories.was_reported(
-                    session, tenant_id=tenant_id, decorate_id=replay.response["decorate_id"]):
-                return replay.response
+                    session, tenant_id=tenant_id, decorate_id=json.loads(replay.body)["decorate_id"]):
+                return replay.body
             await idempotency.forget(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="decorate", key=key)
         now = clock.advance(memory)
-        held = await messages.held_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
-        start = new_messages_start(held, hashes)
+        cached = ctx.memories.get(tenant_id, memory.id)
+        history = cached.history.extended(await messages.history_after(
+            session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=cached.history.last_seq))
+        incoming_turns = sum(item_kind(m) == "user" for m in body_history)
+        start = new_messages_start(recognisable_tail(history.held, incoming_turns), hashes)
         fresh = []
-        for message, digest in zip(history[start:], hashes[start:], strict=True):
+        for message, digest in zip(body_history[start:], hashes[start:], strict=True):
             if item_kind(message) == "user":
                 memory.last_turn += 1
                 memory.last_user_message_at = now
@@ -114,20 +129,20 @@ async def _decorate(
             ))
         stored = messages.append_messages(session, tenant_id=tenant_id, memory=memory, new=fresh, at=now)
         memory.clock = now
-        await session.flush()
+        history = history.extended(messages.stored_rows(stored, fresh))
 
-        cached = ctx.messages.get(tenant_id, memory.id)
-        every = cached + await messages.stored_messages(
-            session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=cached[-1].seq if cached else 0)
-        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
-        hidden = [(e.first_seq, e.last_seq) for e in episodes if not e.in_view]
+        known = cached.mechanism
+        if known is None or known.version != memory.mechanism_version:
+            known = await _load_mechanism(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                          version=memory.mechanism_version)
+        episodes = known.episodes
         view = MemoryView(
-            messages=messages.in_view_and_recent(every, hidden, recent=RECENT_MESSAGES),
-            episodes=episodes,
-            facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id),
-            traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id),
+            messages=in_view_and_recent(history.messages, episodes, recent=RECENT_MESSAGES),
+            episodes=episodes, facts=known.facts, traces=known.traces,
         )
-        scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id)
+        # Only uncut history is ever cut: scores of units inside episodes are not needed.
+        scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                                      after_seq=covered_prefix(episodes))
         plan = plan_decorate(
             body, view, now=now, config=ctx.config, boundary_scores=scores,
             count_text=ctx.text_counter(model), size_ratio=(memory.size_ratios or {}).get(model),
@@ -162,7 +177,10 @@ async def _decorate(
             "budget": {"ceiling": plan.budget.ceiling, "budget": plan.budget.budget, "landing": plan.budget.landing,
                        "view_tokens": plan.view_tokens},
         }
+        answer = encode(response)
         idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="decorate",
-                                    key=key, body_hash=body_hash, response=response)
-    ctx.messages.put(tenant_id, memory.id, every)  # committed: safe to reuse
-    return response
+                                    key=key, body_hash=body_hash, body=answer)
+    # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reloads.
+    changed = plan.new_episodes or plan.transitions or plan.new_traces
+    ctx.memories.put(tenant_id, memory.id, CachedMemory(history, None if changed else known))
+    return answer

@@ -11,6 +11,7 @@ from typing import Any
 
 from api.clock import Clock
 from api.context import HotPath
+from api.encoding import encode
 from api.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
 from engine.blocks.note_ask import NoteReading
 from engine.errors import Conflict
@@ -51,7 +52,8 @@ def _reply_history(
 
 async def report(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None
-) -> dict[str, Any]:
+) -> bytes:
+    """The answer's JSON (`ReportResponse`), encoded once: what is sent is what a retry gets back."""
     request = parse_report(body)
     body_hash = content_hash(body)
     key = idempotency_key or body_hash
@@ -60,7 +62,7 @@ async def report(
         replay = await idempotency.find_replay(session, tenant_id=tenant_id, memory_id=memory_id,
                                                endpoint="report", key=key, body_hash=body_hash)
         if replay is not None:
-            return replay.response
+            return replay.body
         decoration = await memories.get_decoration(session, tenant_id=tenant_id, memory=memory,
                                                    decorate_id=request.decorate_id)
         if decoration.reported_at is not None:
@@ -103,9 +105,10 @@ async def report(
         if fact_keys:
             outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="facts_written",
                              payload={"decorate_id": decoration.id, "fact_keys": fact_keys})
-        answer = {"response": agent_response, "needs_continuation": agent_reply_is_empty(shape, agent_response)}
+        answer = encode({"response": agent_response,
+                         "needs_continuation": agent_reply_is_empty(shape, agent_response)})
         idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="report",
-                                    key=key, body_hash=body_hash, response=answer)
+                                    key=key, body_hash=body_hash, body=answer)
     return answer
 
 

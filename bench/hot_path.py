@@ -64,53 +64,62 @@ def _note(turns: list[int]) -> dict[str, Any]:
             "function": {"name": "note", "arguments": json.dumps({"notes": notes})}}
 
 
+def import_history(turn: int, turns: int) -> tuple[list[dict[str, Any]], int]:
+    """`turns` past turns and a new user message, as an agent importing a transcript would send them;
+    returns them with the number of the new turn."""
+    history: list[dict[str, Any]] = []
+    for _ in range(turns):
+        turn += 1
+        history += [{"role": "user", "content": f"Turn {turn}: status of LTH-{turn}? " + FILLER * 4},
+                    {"role": "assistant", "content": f"LTH-{turn} is with Dana. " + FILLER * 9}]
+    turn += 1
+    history.append({"role": "user", "content": f"Turn {turn}: and now? " + FILLER * 4})
+    return history, turn
+
+
+def step_message(turn: int) -> dict[str, Any]:
+    # Sizes of a working agent's turns: a user message of ~120 tokens, a reply of ~250.
+    return {"role": "user", "content": (f"Turn {turn}: where does ticket LTH-{turn} stand, and who owns the "
+                                        f"follow-up? Keep {turn * 17} units exact. " + FILLER * 4)}
+
+
+def reply_message(turn: int, answer: dict[str, Any]) -> dict[str, Any]:
+    """The scripted model's reply to a decorated request: it answers every note ask."""
+    message: dict[str, Any] = {"role": "assistant", "content": (
+        f"LTH-{turn} is with Dana; review on day {turn % 28 + 1}. " + FILLER * 9)}
+    if answer["note_ask_turns"]:
+        message["tool_calls"] = [_note(answer["note_ask_turns"])]
+    return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": answer["estimated_tokens"], "completion_tokens": 30}}
+
+
 class Conversation:
     """One memory, driven turn by turn: a user message, decorate, a scripted reply, report."""
 
     def __init__(self, client: httpx.Client, memory_id: str) -> None:
         self.client, self.memory_id, self.turn = client, memory_id, 0
 
-    def import_turns(self, turns: int) -> int:
-        """Grow the memory fast: one decorate carrying many past turns (as an agent importing a transcript
-        would), then its report. Returns how many messages that stored."""
-        history: list[dict[str, Any]] = []
-        for _ in range(turns):
-            self.turn += 1
-            history += [{"role": "user", "content": f"Turn {self.turn}: status of LTH-{self.turn}? " + FILLER * 4},
-                        {"role": "assistant", "content": f"LTH-{self.turn} is with Dana. " + FILLER * 9}]
-        self.turn += 1
-        history.append({"role": "user", "content": f"Turn {self.turn}: and now? " + FILLER * 4})
+    def _call(self, history: list[dict[str, Any]]) -> tuple[httpx.Response, httpx.Response, int]:
         decorated = self.client.post(f"/v1/memories/{self.memory_id}/decorate",
                                      json={"model": "gpt-4o-mini", "messages": history})
         decorated.raise_for_status()
         answer = decorated.json()
-        message: dict[str, Any] = {"role": "assistant", "content": "Noted. " + FILLER * 9}
-        if answer["note_ask_turns"]:
-            message["tool_calls"] = [_note(answer["note_ask_turns"])]
-        self.client.post(f"/v1/memories/{self.memory_id}/report", json={
-            "decorate_id": answer["decorate_id"],
-            "response": {"choices": [{"index": 0, "message": message}]}}).raise_for_status()
-        return len(history) + 1
-
-    def step(self) -> tuple[float, float, int]:
-        self.turn += 1
-        # Sizes of a working agent's turns: a user message of ~120 tokens, a reply of ~250.
-        text = (f"Turn {self.turn}: where does ticket LTH-{self.turn} stand, and who owns the follow-up? "
-                f"Keep {self.turn * 17} units exact. " + FILLER * 4)
-        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": text}]}
-        decorated = self.client.post(f"/v1/memories/{self.memory_id}/decorate", json=body)
-        decorated.raise_for_status()
-        answer = decorated.json()
-        message: dict[str, Any] = {"role": "assistant", "content": (
-            f"LTH-{self.turn} is with Dana; review on day {self.turn % 28 + 1}. " + FILLER * 9)}
-        if answer["note_ask_turns"]:
-            message["tool_calls"] = [_note(answer["note_ask_turns"])]
-        reply = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                 "usage": {"prompt_tokens": answer["estimated_tokens"], "completion_tokens": 30}}
+        reply = reply_message(self.turn, answer)
         reported = self.client.post(f"/v1/memories/{self.memory_id}/report",
                                     json={"decorate_id": answer["decorate_id"], "response": reply})
         reported.raise_for_status()
-        return _server_ms(decorated), _server_ms(reported), 2 + len(message.get("tool_calls") or [])
+        return decorated, reported, 1 + len(reply["choices"][0]["message"].get("tool_calls") or [])
+
+    def import_turns(self, turns: int) -> int:
+        """Grow the memory fast: one decorate carrying many past turns, then its report. Returns how many
+        messages that stored."""
+        history, self.turn = import_history(self.turn, turns)
+        return len(history) + self._call(history)[2]
+
+    def step(self) -> tuple[float, float, int]:
+        self.turn += 1
+        decorated, reported, replies = self._call([step_message(self.turn)])
+        return _server_ms(decorated), _server_ms(reported), 1 + replies
 
 
 def _server_ms(response: httpx.Response) -> float:

@@ -43,6 +43,11 @@ def _percentile(values: Sequence[int], fraction: float) -> int:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+# Out-of-view history a decorate or a cut still reads: measuring turns needs the recent ones, and
+# `recent_turns` agent turns, tool calls included, fit in this many messages.
+RECENT_MESSAGES = 400
+
+
 def measure_turns(units: Sequence[Unit], *, turn_in_progress: int, config: MechanismConfig) -> TurnMeasure:
     """A typical turn is the median of recent closed turns (user message to the next one); room for the
     next call is a high percentile of what one call adds in them: a reply with its batch of tool outputs,

@@ -8,13 +8,14 @@ both sides at least the minimum, and again, until every episode fits or no legal
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.episodes import Episode, EpisodeState
 from engine.units import Unit
 
-__all__ = ["BoundaryScores", "boundary_ranks", "cut", "cut_history", "uncut_runs"]
+__all__ = ["BoundaryScores", "boundary_ranks", "covered_prefix", "cut", "cut_history", "uncut_runs"]
 
 
 @dataclass(frozen=True)
@@ -114,10 +115,25 @@ def cut_history(
 
 def uncut_runs(units: Sequence[Unit], episodes: Sequence[Episode]) -> list[list[Unit]]:
     """Stretches of units no episode holds yet, each cut on its own."""
+    # Episodes never overlap, so one binary search per unit finds the only one that could hold it.
+    spans = sorted((e.first_seq, e.last_seq) for e in episodes)
+    starts = [first for first, _ in spans]
     runs: list[list[Unit]] = [[]]
     for unit in units:
-        if any(e.holds(unit.first_seq) for e in episodes):
+        index = bisect_right(starts, unit.first_seq) - 1
+        if index >= 0 and unit.first_seq <= spans[index][1]:
             runs.append([])
         else:
             runs[-1].append(unit)
     return [run for run in runs if run]
+
+
+def covered_prefix(episodes: Sequence[Episode]) -> int:
+    """The last seq up to which episodes cover history without a gap (0 if the first message is uncut):
+    nothing at or before it is ever cut again."""
+    covered = 0
+    for first, last in sorted((e.first_seq, e.last_seq) for e in episodes):
+        if first > covered + 1:
+            break
+        covered = max(covered, last)
+    return covered

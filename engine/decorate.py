@@ -10,7 +10,7 @@ the request is assembled.
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -32,12 +32,12 @@ from engine.fade import (
     seal_leaving_without_facts,
     should_sleep,
 )
-from engine.messages import StoredMessage, instruction_items, item_kind
+from engine.messages import StoredMessage, instruction_items
 from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
 from engine.units import closed_units, current_turn, units_of
 
-__all__ = ["Decoration", "MemoryView", "decorate", "facts_in_block", "visible_messages"]
+__all__ = ["Decoration", "MemoryView", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages"]
 
 
 @dataclass(frozen=True)
@@ -70,16 +70,46 @@ class Decoration:
 
 
 def visible_messages(messages: Sequence[StoredMessage], episodes: Sequence[Episode]) -> list[StoredMessage]:
-    """History in view: every message not inside a sealed or forgotten episode."""
-    # Episodes never overlap, so one binary search per message finds the only range that could hold it.
+    """History in view: every message not inside a sealed or forgotten episode (`messages` in seq order)."""
     hidden = sorted((e.first_seq, e.last_seq) for e in episodes if not e.in_view)
-    starts = [first for first, _ in hidden]
-    visible = []
-    for message in messages:
-        index = bisect_right(starts, message.seq) - 1
-        if index < 0 or message.seq > hidden[index][1]:
-            visible.append(message)
+    if not hidden:
+        return list(messages)
+    # Episodes never overlap and messages are in seq order: each hidden episode is one slice to skip.
+    seqs = [m.seq for m in messages]
+    visible: list[StoredMessage] = []
+    position = 0
+    for first, last in hidden:
+        lo = bisect_left(seqs, first, position)
+        hi = bisect_right(seqs, last, lo)
+        visible += messages[position:lo]
+        position = hi
+    visible += messages[position:]
     return visible
+
+
+def in_view_and_recent(
+    messages: Sequence[StoredMessage], episodes: Sequence[Episode], *, recent: int
+) -> list[StoredMessage]:
+    """What a decorate needs of a memory's whole history: messages outside sealed or forgotten episodes, plus
+    the last `recent` ones (out of view, only recent turns' sizes and times still matter).
+
+    A memory's seqs run 1, 2, 3... without gaps, so each hidden episode is one slice to skip: the cost follows
+    the episodes and what is kept, not the length of the history."""
+    if not messages:
+        return []
+    if messages[-1].seq - messages[0].seq != len(messages) - 1:
+        raise ValueError("messages must be a memory's whole history from its first message, in seq order")
+    base, tail_from = messages[0].seq, max(0, len(messages) - recent)
+    kept: list[StoredMessage] = []
+    position = 0
+    for first, last in sorted((e.first_seq, e.last_seq) for e in episodes if not e.in_view):
+        lo, hi = max(first - base, position), min(last - base + 1, tail_from)
+        if lo >= hi:
+            continue
+        kept += messages[position:lo]
+        position = hi
+    kept += messages[position:]
+    return kept
 
 
 def facts_in_block(facts: Sequence[Fact], sealed_ids: frozenset[str]) -> list[Fact]:
@@ -97,7 +127,7 @@ def _with_recall_sizes(
     # A turn's recall block stands just before its user message and leaves with it, so it counts in its size.
     sized: list[StoredMessage] = []
     for message in messages:
-        block = recall.get(message.turn) if item_kind(message.body) == "user" else None
+        block = recall.get(message.turn) if message.kind == "user" else None
         sized.append(replace(message, tokens=message.tokens + count(block)) if block else message)
     return sized
 
@@ -197,7 +227,7 @@ def decorate(
     history: list[Mapping[str, Any] | Block] = []
     for message in visible_messages(memory.messages, episodes):
         block = memory.recall_blocks.get(message.turn)
-        if block and item_kind(message.body) == "user":
+        if block and message.kind == "user":
             history.append(Block(block))
         history.append(message.body)
     sealed_facts = facts_in_block(memory.facts, _sealed(episodes))
@@ -224,7 +254,7 @@ def decorate(
 def _sleeps(messages: Sequence[StoredMessage], turn: int, now: datetime, config: MechanismConfig) -> bool:
     # Only the first call of a new turn sleeps: once the assistant has acted in it, the gap is accounted for.
     in_turn = [m for m in messages if m.turn == turn]
-    if turn == 0 or any(item_kind(m.body) != "user" for m in in_turn):
+    if turn == 0 or any(m.kind != "user" for m in in_turn):
         return False
-    earlier = [m for m in messages if m.turn < turn and item_kind(m.body) == "user"]
+    earlier = [m for m in messages if m.turn < turn and m.kind == "user"]
     return should_sleep(earlier[-1].at if earlier else None, now, sleep_after=config.sleep_after)

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Literal
 
 __all__ = [
     "CALL_OUTPUT_TYPES",
+    "Classified",
     "ItemKind",
     "Shape",
     "StoredMessage",
@@ -45,6 +47,22 @@ _STEP_TYPES = frozenset(
 
 
 @dataclass(frozen=True)
+class Classified:
+    """What units and validity read of an item, worked out once."""
+
+    kind: ItemKind
+    # An assistant message of Chat's shape (no `type`): one per step, never joined with the next.
+    plain_assistant: bool
+    calls: tuple[str, ...]
+    answers: str | None
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any]) -> Classified:
+        return cls(kind=item_kind(item), plain_assistant=item.get("role") == "assistant" and item.get("type") is None,
+                   calls=call_ids(item), answers=answered_call_id(item))
+
+
+@dataclass(frozen=True)
 class StoredMessage:
     """One history message as the store keeps it: the provider's JSON, numbered, with its turn and time."""
 
@@ -53,6 +71,15 @@ class StoredMessage:
     at: datetime
     body: Mapping[str, Any]
     tokens: int
+
+    @cached_property
+    def classified(self) -> Classified:
+        # Kept on the message: the gateway reuses a memory's messages across calls, so each is read once.
+        return Classified.of(self.body)
+
+    @property
+    def kind(self) -> ItemKind:
+        return self.classified.kind
 
 
 def request_shape(request: Mapping[str, Any]) -> Shape:

@@ -4,6 +4,9 @@ Agents either resend their whole history (perhaps trimmed at the front) or send 
 transcripts lack what report took out: a note call, and the tool result Lethe wrote for it. So the held side
 is compared as the agent holds it: each message's agent-visible hash, with the messages an agent may or may
 not have kept (a reply that was only a note call) marked optional.
+
+Only the tail of what is held can line up with a request (every held user message after the alignment must be
+matched by one sent), so `recognisable_tail` bounds the comparison by the request, not by the memory's length.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HeldMessage", "content_hash", "new_messages_start"]
+__all__ = ["HeldMessage", "content_hash", "new_messages_start", "recognisable_tail"]
 
 
 def content_hash(message: Any) -> str:
@@ -25,15 +28,18 @@ def content_hash(message: Any) -> str:
 
 @dataclass(frozen=True)
 class HeldMessage:
-    """A stored message as the agent would hold it: its hash, and whether the agent may have dropped it."""
+    """A stored message as the agent would hold it: its hash, whether the agent may have dropped it, and
+    whether it opens a turn (a user message)."""
 
     agent_hash: str
     optional: bool = False
+    opens_turn: bool = False
 
 
 def _aligns_to_end(held: Sequence[HeldMessage], start: int, incoming: Sequence[str]) -> int | None:
     """Walk `incoming` against `held` from `start`; the count of incoming matched if every held message
-    from `start` on is matched or optional (or incoming runs out first), else None."""
+    from `start` on is matched or optional, or if incoming runs out where what is held after it is only the
+    rest of the last turn (a resend made before the reply was appended); else None."""
     i, j = 0, start
     while j < len(held):
         if i < len(incoming) and incoming[i] == held[j].agent_hash:
@@ -41,7 +47,9 @@ def _aligns_to_end(held: Sequence[HeldMessage], start: int, incoming: Sequence[s
         elif held[j].optional:
             j += 1
         elif i == len(incoming):
-            return i  # the agent sent a stretch of what is held and nothing after it
+            # A stretch of what is held with only the latest replies after it: nothing new. With a user
+            # message after it, the stretch is old and what was sent is new (a delta repeating "ok").
+            return None if any(h.opens_turn for h in held[j:]) else i
         else:
             return None
     return i
@@ -62,3 +70,15 @@ def new_messages_start(held: Sequence[HeldMessage], incoming: Sequence[str]) -> 
         if matched is not None:
             return matched
     return 0
+
+
+def recognisable_tail(held: Sequence[HeldMessage], incoming_turns: int) -> Sequence[HeldMessage]:
+    """The part of `held` a request that opens `incoming_turns` turns can line up with: everything after the
+    held user message before the last `incoming_turns` of them (a request may begin mid-turn)."""
+    seen = 0
+    for index in range(len(held) - 1, -1, -1):
+        if held[index].opens_turn:
+            seen += 1
+            if seen > incoming_turns:
+                return held[index + 1:]
+    return held

@@ -35,8 +35,11 @@ def _body_text(body: Mapping[str, Any]) -> str:
 
 def messages_text(messages: Sequence[StoredMessage], *, limit: int = 4000) -> str:
     """The messages as `role: text` lines, cut at `limit` characters (the judge reads the start)."""
-    lines = []
+    lines, length = [], 0
     for message in messages:
         role = message.body.get("role") or message.body.get("type") or "item"
         lines.append(f"{role}: {_body_text(message.body)}")
+        length += len(lines[-1]) + 1
+        if length >= limit:
+            break  # the rest would be cut anyway
     return "\n".join(lines)[:limit]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from engine.messages import StoredMessage, answered_call_id, call_ids, item_kind
+from engine.messages import Classified, StoredMessage, item_kind
 
 __all__ = [
     "Unit",
@@ -19,6 +19,7 @@ __all__ = [
     "closed_units",
     "current_turn",
     "number_turns",
+    "split_classified",
     "split_units",
     "units_of",
 ]
@@ -42,9 +43,14 @@ class Unit:
 
 def split_units(items: Sequence[Mapping[str, Any]]) -> list[tuple[int, int, UnitKind]]:
     """Cut history items into units: (start, end, kind) index ranges covering every item in order."""
+    return split_classified([Classified.of(item) for item in items])
+
+
+def split_classified(items: Sequence[Classified]) -> list[tuple[int, int, UnitKind]]:
+    """`split_units` over items already classified (stored messages keep theirs)."""
     spans: list[list[Any]] = []  # [start, end, kind, has outputs]
     for index, item in enumerate(items):
-        kind = item_kind(item)
+        kind = item.kind
         last = spans[-1] if spans else None
         if kind == "output" and last is not None and last[2] == "step":
             last[1] = index + 1
@@ -52,7 +58,7 @@ def split_units(items: Sequence[Mapping[str, Any]]) -> list[tuple[int, int, Unit
         elif kind == "step" and last is not None and last[2] == "step" and not last[3]:
             # Responses emits reasoning, text and calls as separate items of one step, and a reasoning
             # item must keep the item after it; Chat emits one assistant message per step.
-            if _plain_assistant(item) and _plain_assistant(items[last[1] - 1]):
+            if item.plain_assistant and items[last[1] - 1].plain_assistant:
                 spans.append([index, index + 1, "step", False])
             else:
                 last[1] = index + 1
@@ -63,12 +69,8 @@ def split_units(items: Sequence[Mapping[str, Any]]) -> list[tuple[int, int, Unit
     return _merge_split_calls(items, [(s, e, k) for s, e, k, _ in spans])
 
 
-def _plain_assistant(item: Mapping[str, Any]) -> bool:
-    return item.get("role") == "assistant" and item.get("type") is None
-
-
 def _merge_split_calls(
-    items: Sequence[Mapping[str, Any]], spans: list[tuple[int, int, UnitKind]]
+    items: Sequence[Classified], spans: list[tuple[int, int, UnitKind]]
 ) -> list[tuple[int, int, UnitKind]]:
     # An output that arrives after a later step still belongs with its call: join the units between,
     # but never across a user message, which always opens a turn of its own.
@@ -78,7 +80,7 @@ def _merge_split_calls(
         owners = [
             # Merging only ever collapses the tail, so an index past the end now means the last unit.
             min(unit_of_call[call], len(merged) - 1)
-            for call in (answered_call_id(items[i]) for i in range(start, end))
+            for call in (items[i].answers for i in range(start, end))
             if call is not None and call in unit_of_call
         ]
         target = min(owners) if owners and kind != "user" else None
@@ -87,7 +89,7 @@ def _merge_split_calls(
         else:
             merged.append((start, end, kind))
         for index in range(start, end):
-            for call in call_ids(items[index]):
+            for call in items[index].calls:
                 unit_of_call[call] = len(merged) - 1
     return merged
 
@@ -105,7 +107,7 @@ def number_turns(items: Sequence[Mapping[str, Any]], *, first_turn: int = 0) -> 
 
 def units_of(messages: Sequence[StoredMessage]) -> list[Unit]:
     """The units of stored history, with their seq range, turn (of their first message) and size."""
-    spans = split_units([m.body for m in messages])
+    spans = split_classified([m.classified for m in messages])
     return [
         Unit(
             start=start,

@@ -22,6 +22,7 @@ from api.deps import (
     TemporalDep,
     TenantDep,
 )
+from api.encoding import JSONBytes
 from api.schemas import DecorateResponse, ErasedPublic, MemoryPublic, ReportResponse
 from engine.errors import InvalidInput, PayloadTooLarge
 
@@ -41,28 +42,30 @@ async def _json_body(request: Request, limit: int) -> Any:
         raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
 
 
-@router.post("/{memory_id}/decorate", response_model=DecorateResponse)
+# Both answers are encoded once by their service (the bytes an idempotent retry gets back) and sent as they are;
+# `response_model` documents their shape.
+@router.post("/{memory_id}/decorate", response_model=DecorateResponse, response_class=JSONBytes)
 async def decorate(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> JSONBytes:
     body = await _json_body(request, settings.max_body_bytes)
-    result = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
+    answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
                                              clock=clock, idempotency_key=idempotency_key)
     relay.wake()
-    return result
+    return JSONBytes(answer)
 
 
-@router.post("/{memory_id}/report", response_model=ReportResponse)
+@router.post("/{memory_id}/report", response_model=ReportResponse, response_class=JSONBytes)
 async def report(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
-) -> dict[str, Any]:
+) -> JSONBytes:
     body = await _json_body(request, settings.max_body_bytes)
-    result = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
+    answer = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
                                          clock=clock, idempotency_key=idempotency_key)
     relay.wake()
-    return result
+    return JSONBytes(answer)
 
 
 @router.get("/{memory_id}", response_model=MemoryPublic)

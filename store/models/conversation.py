@@ -29,6 +29,9 @@ class Memory(Base):
     last_user_message_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The latest time this memory has seen; X-Lethe-Now may never move it backwards.
     clock: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Moves whenever the memory's episodes, facts or traces change (database triggers, migration 0005, so no
+    # writer can forget it): the gateway reuses what it last loaded of them while this has not moved.
+    mechanism_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0", nullable=False)
     # Provider-count / our-estimate per model, learned from report's usage.
     size_ratios: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False, default=dict)
 

@@ -1,9 +1,10 @@
-"""Idempotency records: a retried write gets its first answer back and stores nothing twice."""
+"""Idempotency records: a retried write gets its first answer back, byte for byte, and stores nothing twice."""
 
 from __future__ import annotations
 
+import json
+import zlib
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,11 +14,14 @@ from store.models import IdempotencyRecord
 
 __all__ = ["Replay", "find_replay", "forget", "remember_answer"]
 
+# Fast over strong: a decorate's answer is the whole request, written on every call and rarely read.
+_COMPRESSION_LEVEL = 1
+
 
 @dataclass(frozen=True)
 class Replay:
     status_code: int
-    response: dict[str, Any]
+    body: bytes  # the answer's JSON as first sent
 
 
 async def find_replay(
@@ -26,26 +30,29 @@ async def find_replay(
     """The first answer for this key, or None. The same key with another body is a conflict."""
     record = (
         await session.execute(
-            select(IdempotencyRecord).where(
+            select(IdempotencyRecord.body_hash, IdempotencyRecord.status_code, IdempotencyRecord.response_zlib,
+                   IdempotencyRecord.response).where(
                 IdempotencyRecord.tenant_id == tenant_id, IdempotencyRecord.memory_id == memory_id,
                 IdempotencyRecord.endpoint == endpoint, IdempotencyRecord.key == key,
             )
         )
-    ).scalar_one_or_none()
+    ).one_or_none()
     if record is None:
         return None
-    if record.body_hash != body_hash:
+    stored_hash, status_code, compressed, legacy = record
+    if stored_hash != body_hash:
         raise Conflict(f"Idempotency-Key {key!r} was already used for a different {endpoint} body")
-    return Replay(record.status_code, record.response)
+    body = zlib.decompress(compressed) if compressed is not None else json.dumps(legacy).encode()
+    return Replay(status_code, body)
 
 
 def remember_answer(
     session: AsyncSession, *, tenant_id: str, memory_id: str, endpoint: str, key: str, body_hash: str,
-    response: dict[str, Any], status_code: int = 200,
+    body: bytes, status_code: int = 200,
 ) -> None:
     session.add(IdempotencyRecord(
         tenant_id=tenant_id, memory_id=memory_id, endpoint=endpoint, key=key, body_hash=body_hash,
-        status_code=status_code, response=response,
+        status_code=status_code, response_zlib=zlib.compress(body, _COMPRESSION_LEVEL),
     ))
 
 

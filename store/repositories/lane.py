@@ -34,6 +34,7 @@ __all__ = [
     "park_job",
     "record_sleep_prepared",
     "stored_messages",
+    "uncut_and_recent",
 ]
 
 
@@ -80,6 +81,25 @@ async def stored_messages(
     if last_seq is not None:
         query = query.where(Message.seq <= last_seq)
     rows = await session.execute(query.order_by(Message.seq))
+    return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
+
+
+async def uncut_and_recent(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, from_seq: int, recent: int
+) -> list[StoredMessage]:
+    """History from `from_seq` on, and at least the last `recent` messages: what cutting reads, without
+    decoding the whole of a long memory."""
+    newest = (
+        select(func.coalesce(func.max(Message.seq), 0))
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
+        .scalar_subquery()
+    )
+    rows = await session.execute(
+        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk,
+               Message.seq >= func.least(from_seq, newest - recent + 1))
+        .order_by(Message.seq)
+    )
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
 
 

@@ -29,20 +29,20 @@ async def lock_memory(
 
     The row lock is the per-memory lock: decorates on one memory serialise here, other memories never wait.
     """
-    if create:
+    locking = (
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    memory = (await session.execute(locking)).scalar_one_or_none()
+    if memory is None and create:  # new: only its first call pays for the insert
         await session.execute(
             insert(Memory)
             .values(tenant_id=tenant_id, memory_id=memory_id)
             .on_conflict_do_nothing(index_elements=["tenant_id", "memory_id"])
         )
-    memory = (
-        await session.execute(
-            select(Memory)
-            .where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-    ).scalar_one_or_none()
+        memory = (await session.execute(locking)).scalar_one_or_none()
     if memory is None:
         raise NotFound(f"no memory {memory_id!r}")
     return memory

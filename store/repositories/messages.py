@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,11 +10,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.messages import StoredMessage
+from engine.messages import StoredMessage, item_kind
 from engine.recognition import HeldMessage
 from store.models import Memory, Message
 
-__all__ = ["NewMessage", "append_messages", "held_messages", "in_view_and_recent", "stored_messages"]
+__all__ = ["NewMessage", "append_messages", "history_after", "stored_rows"]
 
 
 @dataclass(frozen=True)
@@ -30,42 +29,22 @@ class NewMessage:
     agent_optional: bool = False
 
 
-async def held_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[HeldMessage]:
-    """The memory's messages as the agent holds them, in order, for recognising resends."""
-    rows = await session.execute(
-        select(Message.agent_hash, Message.agent_optional)
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.agent_hash.is_not(None))
-        .order_by(Message.seq)
-    )
-    return [HeldMessage(agent_hash, optional) for agent_hash, optional in rows]
-
-
-async def stored_messages(
+async def history_after(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, after_seq: int = 0
-) -> list[StoredMessage]:
-    """The memory's messages past `after_seq`, in order."""
+) -> list[tuple[StoredMessage, HeldMessage | None]]:
+    """The memory's messages past `after_seq`, in order, each with how the agent holds it (None for messages
+    only Lethe has)."""
     rows = await session.execute(
-        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
+        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens, Message.agent_hash,
+               Message.agent_optional)
         .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.seq > after_seq)
         .order_by(Message.seq)
     )
-    return [StoredMessage(seq=seq, turn=turn, at=at, body=body, tokens=tokens) for seq, turn, at, body, tokens in rows]
-
-
-def in_view_and_recent(
-    messages: Sequence[StoredMessage], hidden: Sequence[tuple[int, int]], *, recent: int
-) -> list[StoredMessage]:
-    """Messages outside sealed or forgotten episodes (`hidden` seq ranges), plus the last `recent` ones:
-    out of view, only recent turns' sizes and times still matter to a decorate."""
-    ranges = sorted(hidden)
-    starts = [first for first, _ in ranges]
-    tail_from = messages[-recent].seq if len(messages) >= recent else 0
-    kept = []
-    for message in messages:
-        index = bisect_right(starts, message.seq) - 1
-        if message.seq >= tail_from or index < 0 or message.seq > ranges[index][1]:
-            kept.append(message)
-    return kept
+    return [
+        (StoredMessage(seq=seq, turn=turn, at=at, body=body, tokens=tokens),
+         None if agent_hash is None else HeldMessage(agent_hash, optional, item_kind(body) == "user"))
+        for seq, turn, at, body, tokens, agent_hash, optional in rows
+    ]
 
 
 def append_messages(
@@ -84,3 +63,13 @@ def append_messages(
         ))
     session.add_all(rows)
     return rows
+
+
+def stored_rows(rows: Sequence[Message], new: Sequence[NewMessage]) -> list[tuple[StoredMessage, HeldMessage | None]]:
+    """Appended rows as the history a decorate goes on with, without reading them back."""
+    return [
+        (StoredMessage(seq=row.seq, turn=row.turn, at=row.at, body=row.body, tokens=row.tokens),
+         None if item.agent_hash is None else HeldMessage(item.agent_hash, item.agent_optional,
+                                                           item_kind(item.body) == "user"))
+        for row, item in zip(rows, new, strict=True)
+    ]

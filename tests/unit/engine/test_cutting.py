@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cutting import BoundaryScores, boundary_ranks, cut, cut_history
-from engine.episodes import EpisodeState
+from engine.cutting import BoundaryScores, boundary_ranks, covered_prefix, cut, cut_history, uncut_runs
+from engine.episodes import Episode, EpisodeState
 from engine.units import closed_units, units_of
-from tests.unit.engine.conversations import stored, turn
+from tests.unit.engine.conversations import T0, stored, turn
 
 
 def flat(n: int) -> list[BoundaryScores]:
@@ -63,3 +63,24 @@ def test_cut_history_builds_live_episodes_from_closed_units() -> None:
     covered = [seq for e in episodes for seq in range(e.first_seq, e.last_seq + 1)]
     assert covered == [m.seq for m in messages[:-1]]
     assert all(e.last_turn < 3 for e in episodes)
+
+
+def test_uncut_runs_are_the_stretches_between_episodes() -> None:
+    messages = stored([item for n in range(1, 7) for item in turn(n, calls=[n])])
+    units = units_of(messages)
+    first = cut_history(units[2:5], scores={}, max_tokens=10_000)  # one episode in the middle
+    runs = uncut_runs(units, first)
+    assert [[u.first_seq for u in run] for run in runs] == [
+        [u.first_seq for u in units[:2]], [u.first_seq for u in units[5:]]]
+    assert uncut_runs(units, []) == [units]
+
+
+def test_covered_prefix_stops_at_the_first_gap() -> None:
+    def episode(first: int, last: int) -> Episode:
+        return Episode(id=f"ep-{first}-{last}", state=EpisodeState.SEALED, first_seq=first, last_seq=last,
+                       first_turn=first, last_turn=last, tokens=1, at=T0)
+
+    assert covered_prefix([]) == 0
+    assert covered_prefix([episode(5, 9), episode(1, 4)]) == 9
+    assert covered_prefix([episode(1, 4), episode(7, 9)]) == 4
+    assert covered_prefix([episode(2, 4)]) == 0

@@ -4,9 +4,13 @@ from dataclasses import replace
 from datetime import timedelta
 
 from engine.config import MechanismConfig
-from engine.decorate import MemoryView, decorate, visible_messages
-from engine.episodes import EpisodeState, acknowledge
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.decorate import MemoryView, decorate, in_view_and_recent, visible_messages
+from engine.episodes import Episode, EpisodeState, acknowledge
 from engine.facts import Fact
+from engine.messages import StoredMessage
 from engine.validity import problems
 from tests.unit.engine.conversations import T0, request, stored, turn
 
@@ -149,3 +153,21 @@ def test_decorate_size_ratio_lowers_the_ceiling_in_estimated_tokens() -> None:
     plain = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at)
     heavier = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, size_ratio=1.25)
     assert heavier.budget.ceiling == 160_000 and plain.budget.ceiling == 200_000
+
+
+@given(st.lists(st.tuples(st.integers(1, 6), st.sampled_from(list(EpisodeState))), max_size=8),
+       st.integers(0, 40), st.integers(0, 12))
+def test_in_view_and_recent_keeps_what_is_in_view_and_the_recent_tail(
+    spans: list[tuple[int, EpisodeState]], length: int, recent: int
+) -> None:
+    messages = [StoredMessage(seq=seq, turn=seq, at=T0, body={"role": "user", "content": str(seq)}, tokens=1)
+                for seq in range(1, length + 1)]
+    episodes, first = [], 1
+    for size, state in spans:  # non-overlapping ranges, as episodes are
+        episodes.append(Episode(id=f"ep-{first}", state=state, first_seq=first, last_seq=first + size - 1,
+                                first_turn=first, last_turn=first + size - 1, tokens=size, at=T0))
+        first += size + 1
+    kept = in_view_and_recent(messages, episodes, recent=recent)
+    tail = {m.seq for m in messages[-recent:]} if recent else set()
+    assert kept == [m for m in messages
+                    if m.seq in tail or not any(e.holds(m.seq) and not e.in_view for e in episodes)]

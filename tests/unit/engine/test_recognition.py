@@ -5,11 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.recognition import HeldMessage, content_hash, new_messages_start
+from engine.recognition import HeldMessage, content_hash, new_messages_start, recognisable_tail
 
 
 def _held(*hashes: str, optional: frozenset[str] = frozenset()) -> list[HeldMessage]:
-    return [HeldMessage(h, h in optional) for h in hashes]
+    # Hashes starting with "u" stand for user messages: they open turns.
+    return [HeldMessage(h, h in optional, h.startswith("u")) for h in hashes]
 
 
 def test_content_hash_ignores_key_order() -> None:
@@ -41,6 +42,32 @@ def test_a_repeated_message_after_new_history_is_new() -> None:
 
 def test_resend_of_a_prefix_adds_nothing() -> None:
     assert new_messages_start(_held("a", "b", "c"), ["a", "b"]) == 2
+
+
+def test_resend_before_the_reply_was_appended_adds_nothing() -> None:
+    assert new_messages_start(_held("u1", "r1", "u2", "r2"), ["u1", "r1", "u2"]) == 3
+
+
+def test_a_delta_repeating_an_old_user_message_is_new() -> None:
+    # "u-ok" opened an earlier turn; sent alone after later turns, it opens a new one.
+    assert new_messages_start(_held("u-ok", "r1", "u2", "r2"), ["u-ok"]) == 0
+
+
+def test_the_tail_starts_at_the_turns_the_request_could_cover() -> None:
+    held = _held("u1", "r1", "u2", "r2", "u3", "r3")
+    assert [h.agent_hash for h in recognisable_tail(held, 2)] == ["r1", "u2", "r2", "u3", "r3"]
+    assert [h.agent_hash for h in recognisable_tail(held, 0)] == ["r3"]
+    assert recognisable_tail(held, 5) == held
+
+
+_MESSAGES = st.sampled_from(["u1", "u2", "u3", "a", "b", "c", "n"])
+
+
+@given(st.lists(_MESSAGES, max_size=14), st.lists(_MESSAGES, max_size=8))
+def test_the_tail_recognises_exactly_what_the_whole_does(held_hashes: list[str], incoming: list[str]) -> None:
+    held = _held(*held_hashes, optional=frozenset({"n"}))
+    turns = sum(h.startswith("u") for h in incoming)
+    assert new_messages_start(recognisable_tail(held, turns), incoming) == new_messages_start(held, incoming)
 
 
 @given(st.lists(st.text(alphabet="abcdef", min_size=1, max_size=3), min_size=1, max_size=12, unique=True),

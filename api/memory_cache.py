@@ -1,0 +1,83 @@
+"""What the gateway keeps of recently used memories, so a decorate reads only what changed since the last one.
+
+History (messages) is append-only, so a cached history stays true: it is extended from Postgres with whatever
+came since, from this replica or another. Episodes, facts and traces change in place, so they are kept with
+the memory's mechanism version (moved by triggers on every change) and reused only while it has not moved.
+Entries are replaced only after their transaction commits, so a rolled-back call never leaves anything here
+that Postgres does not hold. An erased memory comes back under a new row id.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine.episodes import Episode
+from engine.facts import Fact
+from engine.messages import StoredMessage
+from engine.recognition import HeldMessage
+from engine.traces import Trace
+
+__all__ = ["CachedMemory", "History", "MemoryCache", "Mechanism"]
+
+
+@dataclass(frozen=True)
+class History:
+    """A memory's messages in seq order, and those the agent holds as it holds them (for recognition)."""
+
+    messages: list[StoredMessage] = field(default_factory=list)
+    held: list[HeldMessage] = field(default_factory=list)
+
+    @property
+    def last_seq(self) -> int:
+        return self.messages[-1].seq if self.messages else 0
+
+    def extended(self, rows: Sequence[tuple[StoredMessage, HeldMessage | None]]) -> History:
+        if not rows:
+            return self
+        return History(self.messages + [m for m, _ in rows], self.held + [h for _, h in rows if h is not None])
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A memory's episodes, facts in force and counted traces, as loaded at one mechanism version."""
+
+    version: int
+    episodes: list[Episode]
+    facts: list[Fact]
+    traces: list[Trace]
+
+
+@dataclass(frozen=True)
+class CachedMemory:
+    history: History = field(default_factory=History)
+    mechanism: Mechanism | None = None
+
+
+class MemoryCache:
+    """Least recently used memories first out, bounded by the messages held in all."""
+
+    def __init__(self, *, max_messages: int = 200_000) -> None:
+        self.max_messages = max_messages
+        self._memories: OrderedDict[tuple[str, int], CachedMemory] = OrderedDict()
+        self._size = 0
+
+    def get(self, tenant_id: str, memory_pk: int) -> CachedMemory:
+        found = self._memories.get((tenant_id, memory_pk))
+        if found is None:
+            return CachedMemory()
+        self._memories.move_to_end((tenant_id, memory_pk))
+        return found
+
+    def put(self, tenant_id: str, memory_pk: int, memory: CachedMemory) -> None:
+        key = (tenant_id, memory_pk)
+        if (old := self._memories.pop(key, None)) is not None:
+            self._size -= len(old.history.messages)
+        if len(memory.history.messages) > self.max_messages:
+            return
+        self._memories[key] = memory
+        self._size += len(memory.history.messages)
+        while self._size > self.max_messages:
+            _, evicted = self._memories.popitem(last=False)
+            self._size -= len(evicted.history.messages)

@@ -1,0 +1,103 @@
+"""Where a decorate's time goes: the hot path called in-process (no HTTP, no worker) on the embedded Postgres.
+
+Grows one memory to `--size` stored messages the way bench/hot_path.py does (imports of 25 past turns, a model
+that answers every note ask), keeps it in `--data-dir` so a second run starts at once, then times `--samples`
+further turns and, with `--profile`, prints the functions that took the most time.
+
+    .venv/bin/python bench/profile_hot_path.py --size 10000 --samples 50 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the packages before bench/providers.py
+
+from hot_path import import_history, reply_message, step_message  # noqa: E402
+
+from api.clock import Clock  # noqa: E402
+from api.context import HotPath  # noqa: E402
+from api.decorate import decorate  # noqa: E402
+from api.report import report  # noqa: E402
+from config.mechanism import mechanism_config  # noqa: E402
+from config.settings import Settings  # noqa: E402
+from providers.factory import make_embedder, make_judge, make_token_counter  # noqa: E402
+from store.db import Database  # noqa: E402
+from store.embedded import EmbeddedPostgres  # noqa: E402
+from store.migrate import upgrade_to_head  # noqa: E402
+from store.repositories import memories, tenants  # noqa: E402
+
+
+async def _turn(ctx: HotPath, tenant: str, memory_id: str, history: list[dict[str, Any]], turn: int) -> float:
+    started = time.perf_counter()
+    answer = json.loads(await decorate(ctx, tenant_id=tenant, memory_id=memory_id, body={"model": "gpt-4o-mini",
+                            "messages": history}, clock=Clock(datetime.now(UTC)), idempotency_key=None))
+    decorate_ms = (time.perf_counter() - started) * 1000
+    reply = reply_message(turn, answer)
+    await report(ctx, tenant_id=tenant, memory_id=memory_id, clock=Clock(datetime.now(UTC)), idempotency_key=None,
+                 body={"decorate_id": answer["decorate_id"], "response": reply})
+    return decorate_ms
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/lethe-profile"))
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+
+    postgres = EmbeddedPostgres(args.data_dir / "postgres")
+    url = postgres.start()
+    await upgrade_to_head(url)
+    db = Database(url)
+    ctx = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(Settings()),
+                  judge=make_judge(kind="local", embedder=make_embedder(kind="local")))
+    async with db.session() as session, session.begin():
+        tenant = await tenants.get_tenant_by_name(session, name="profile") or await tenants.create_tenant(
+            session, name="profile")
+    memory_id = f"profile-{args.size}"
+    async with db.session() as session:
+        try:
+            pk = (await memories.get_memory(session, tenant_id=tenant.id, memory_id=memory_id)).id
+            stored = await memories.count_messages(session, tenant_id=tenant.id, memory_pk=pk)
+        except Exception:  # noqa: BLE001 - not there yet
+            stored = 0
+    turn = stored // 2 + 1
+    started = time.monotonic()
+    while stored < args.size:
+        history, turn = import_history(turn, min(25, max(1, (args.size - stored) // 2)))
+        await _turn(ctx, tenant.id, memory_id, history, turn)
+        stored += len(history) + 1
+    print(f"grown to {stored} messages in {time.monotonic() - started:.1f} s", flush=True)
+
+    profiler = cProfile.Profile()
+    timings = []
+    for _ in range(args.samples):
+        turn += 1
+        if args.profile:
+            profiler.enable()
+        timings.append(await _turn(ctx, tenant.id, memory_id, [step_message(turn)], turn))
+        if args.profile:
+            profiler.disable()
+    timings.sort()
+    print(f"decorate in-process: p50 {statistics.median(timings):.1f} ms, "
+          f"p90 {timings[int(len(timings) * 0.9)]:.1f} ms, max {timings[-1]:.1f} ms")
+    if args.profile:
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+    await db.dispose()
+    postgres.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
