@@ -174,3 +174,39 @@ async def test_a_cut_the_lane_has_not_scored_is_scored_by_the_embedded_judge_fir
     assert lane_ran == 0
     # The hot path scores a bounded number of units, the newest first: the newest episode's are among them.
     assert rows and max(rows, key=lambda r: r[1])[2] > 0
+
+
+async def test_a_delta_that_repeats_an_earlier_user_message_is_a_new_turn(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    for text_sent in ("continue", "and the refunds?", "continue"):  # an agent sending only what is new
+        decorated = await http.post("/v1/memories/again/decorate", headers=_auth(key), json={
+            "model": "gpt-4o-mini", "messages": [{"role": "user", "content": text_sent}]})
+        assert decorated.status_code == 200
+        reply = {"choices": [{"message": {"role": "assistant", "content": f"on it: {text_sent}"}}]}
+        reported = await http.post("/v1/memories/again/report", headers=_auth(key), json={
+            "decorate_id": decorated.json()["decorate_id"], "response": reply})
+        assert reported.status_code == 200
+    sent = [m["content"] for m in decorated.json()["request"]["messages"] if m["role"] == "user"]
+    assert sent == ["continue", "and the refunds?", "continue"]
+    async with db.session() as session:
+        turns = (await session.execute(select(Message.turn).where(
+            Message.tenant_id == tenant_id, Message.role == "user").order_by(Message.seq))).scalars().all()
+    assert turns == [1, 2, 3]
+
+
+async def test_a_resend_made_before_the_reply_was_appended_adds_nothing(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    first = await http.post("/v1/memories/resend/decorate", headers=_auth(key), json=_chat("What ships Friday?"))
+    await http.post("/v1/memories/resend/report", headers=_auth(key), json={
+        "decorate_id": first.json()["decorate_id"],
+        "response": {"choices": [{"message": {"role": "assistant", "content": "The pricing page."}}]}})
+    # The agent's model call failed after report; it decorates its unchanged history again.
+    again = await http.post("/v1/memories/resend/decorate", headers=_auth(key, **{"Idempotency-Key": "second"}),
+                            json=_chat("What ships Friday?"))
+    assert again.status_code == 200
+    assert [m["content"] for m in again.json()["request"]["messages"]] == ["What ships Friday?", "The pricing page."]
+    assert await _count(db, tenant_id) == 2

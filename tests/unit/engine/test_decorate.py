@@ -3,10 +3,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from engine.config import MechanismConfig
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.config import MechanismConfig
 from engine.decorate import MemoryView, decorate, in_view_and_recent, visible_messages
 from engine.episodes import Episode, EpisodeState, acknowledge
 from engine.facts import Fact

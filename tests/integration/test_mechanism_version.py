@@ -1,0 +1,64 @@
+"""The memory's mechanism version moves with every change to its episodes, facts or traces (the gateway's
+cache of them depends on it) and with nothing else."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from engine.episodes import Episode, EpisodeState, Transition
+from engine.facts import Fact
+from engine.traces import Trace
+from store.db import Database
+from store.models import Memory
+from store.repositories import lane, mechanism, memories, tenants
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+async def _version(db: Database, memory_pk: int) -> int:
+    async with db.session() as session:
+        return (await session.execute(select(Memory.mechanism_version).where(Memory.id == memory_pk))).scalar_one()
+
+
+async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_does(db: Database) -> None:
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"version-{NOW.timestamp()}-{id(session)}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="versioned")
+    pk, tenant_id = memory.id, tenant.id
+    episode = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
+                      tokens=10, at=NOW)
+    seen = [await _version(db, pk)]
+
+    async def step(write) -> int:  # type: ignore[no-untyped-def]
+        async with db.session() as session, session.begin():
+            await memories.lock_memory(session, tenant_id=tenant_id, memory_id="versioned", create=False)
+            await write(session)
+        seen.append(await _version(db, pk))
+        return seen[-1] - seen[-2]
+
+    assert await step(lambda s: lane.insert_episodes(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+                                                     at=NOW)) > 0
+    # The same cut again inserts nothing: nothing moves.
+    assert await step(lambda s: lane.insert_episodes(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+                                                     at=NOW)) == 0
+    assert await step(lambda s: mechanism.add_traces(s, tenant_id=tenant_id, memory_pk=pk, traces=[
+        Trace(at=NOW, score=1.0, counted=True, episode_id="ep-1-2", encoding=True)])) > 0
+    leaving = Episode(**{**episode.__dict__, "state": EpisodeState.LEAVING})
+    assert await step(lambda s: mechanism.apply_transitions(
+        s, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],
+        transitions=[Transition("ep-1-2", EpisodeState.LIVE, EpisodeState.LEAVING, "fade")], at=NOW)) > 0
+    # A note ask's counter is not something the engine reads.
+    assert await step(lambda s: mechanism.record_note_ask(s, tenant_id=tenant_id, memory_pk=pk,
+                                                          episode_keys=["ep-1-2"], at=NOW)) == 0
+
+    async def note(session) -> None:  # type: ignore[no-untyped-def]
+        mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=pk, note_call_id=None, facts=[
+            Fact(id="f1", note="Dana owns the pricing page.", subject="Dana", object="pricing page",
+                 milestone=False, episode_ids=("ep-1-2",), at=NOW, first_turn=1, last_turn=1)])
+        await session.flush()
+        mechanism.acknowledge(session, tenant_id=tenant_id, episodes=await mechanism.awaiting_note(
+            session, tenant_id=tenant_id, memory_pk=pk), at=NOW)
+
+    assert await step(note) > 0  # the fact, and the episode now has its facts
