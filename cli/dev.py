@@ -16,8 +16,7 @@ import uvicorn
 from pydantic import SecretStr
 
 from api.app import create_app
-from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server
-from cli.worker import run_worker
+from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server, start_worker
 from config.settings import Settings
 from config.temporal import connect_temporal, register_search_attributes
 from store.db import Database
@@ -99,7 +98,7 @@ async def run_dev(settings: Settings) -> int:
     postgres = EmbeddedPostgres(data_dir / "postgres")
     url = postgres.start()
     temporal_log = data_dir / "temporal.log"
-    temporal_proc = None
+    temporal_proc = worker_proc = None
     try:
         await upgrade_to_head(url)
         admin_token = _admin_token(settings, data_dir)
@@ -121,7 +120,9 @@ async def run_dev(settings: Settings) -> int:
         server = uvicorn.Server(uvicorn.Config(
             create_app(settings), host=settings.host, port=settings.port, log_level="warning"))
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        worker = asyncio.create_task(run_worker(settings, stop=stop), name="worker")
+        # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop.
+        worker_proc = start_worker(settings.model_copy(update={"log_json": False}))
+        worker = asyncio.create_task(asyncio.to_thread(worker_proc.wait), name="worker")
         gateway = asyncio.create_task(server.serve(), name="gateway")
         while not server.started and not gateway.done():
             await asyncio.sleep(0.05)
@@ -132,16 +133,27 @@ async def run_dev(settings: Settings) -> int:
         print("\nstopping lethe dev...", flush=True)
         stop.set()
         server.should_exit = True
+        _stop_process(worker_proc, timeout=30)
         await asyncio.gather(worker, gateway, return_exceptions=True)
-        for task in done:
-            if task in (worker, gateway) and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        if worker in done:
+            print(f"the worker exited with status {worker_proc.returncode}", flush=True)
+            return 1
+        if gateway in done and gateway.exception() is not None:
+            raise gateway.exception()  # type: ignore[misc]
         return 0
     finally:
-        if temporal_proc is not None and temporal_proc.poll() is None:
-            temporal_proc.terminate()
-            try:
-                temporal_proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                temporal_proc.kill()
+        if worker_proc is not None:
+            _stop_process(worker_proc, timeout=30)
+        if temporal_proc is not None:
+            _stop_process(temporal_proc, timeout=15)
         postgres.stop()
+
+
+def _stop_process(proc: subprocess.Popen[bytes], *, timeout: float) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

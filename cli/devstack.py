@@ -106,3 +106,9 @@ async def dev_api_key(db: Database, data_dir: Path, name: str = "dev") -> tuple[
     key_file.write_text(issued.api_key + "\n")
     key_file.chmod(0o600)
     return issued.tenant_id, issued.api_key
+
+
+def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
+    """`lethe worker` as a child process with these settings; it stops with its parent."""
+    env = {**os.environ, **settings.as_environment(), "LETHE_WORKER_HEALTH_PORT": "0"}
+    return subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], env=env, preexec_fn=_die_with_parent)

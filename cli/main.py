@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 
 from pydantic import ValidationError
@@ -63,6 +64,16 @@ async def _register(settings: Settings) -> int:
     return 0
 
 
+async def _worker(settings: Settings) -> None:
+    from cli.worker import run_worker
+
+    # SIGTERM (Kubernetes, `lethe dev`) and Ctrl-C let running activities finish, then the worker leaves.
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    await run_worker(settings, stop=stop)
+
+
 def _require_database(settings: Settings) -> str:
     if not settings.database_url:
         raise SystemExit("LETHE_DATABASE_URL is not set (lethe dev sets it for its embedded Postgres)")
@@ -105,10 +116,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "gateway":
         return _gateway(settings)
     if args.command == "worker":
-        from cli.worker import run_worker
-
         _require_database(settings)
-        asyncio.run(run_worker(settings))
+        asyncio.run(_worker(settings))
         return 0
     if args.command == "migrate":
         return asyncio.run(_migrate(settings))

@@ -6,6 +6,7 @@ Layers never read this directly: the CLI and the gateway build it once and pass 
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -93,6 +94,22 @@ class Settings(BaseSettings):
     def admin_enabled(self) -> bool:
         """Admin endpoints stay off until a real admin token is set."""
         return self.admin_token.get_secret_value() not in PLACEHOLDER_SECRETS
+
+    def as_environment(self) -> dict[str, str]:
+        """These settings as the `LETHE_*` variables that reproduce them in a child process."""
+        env = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            elif isinstance(value, bool):
+                value = "true" if value else "false"
+            elif isinstance(value, dict | list):
+                value = json.dumps(value)
+            env[f"LETHE_{name.upper()}"] = str(value)
+        return env
 
 
 @lru_cache

@@ -79,6 +79,13 @@ def _postmaster_pid(env: dict[str, str]) -> int:
     return int((Path(env["LETHE_DATA_DIR"]) / "postgres" / "postmaster.pid").read_text().split()[0])
 
 
+def _completed_activities(env: dict[str, str], workflow_id: str) -> int:
+    out = subprocess.run(
+        [str(BIN / "temporal"), "workflow", "show", "--address", env["LETHE_TEMPORAL_ADDRESS"], "--workflow-id",
+         workflow_id, "-o", "json"], capture_output=True, text=True, check=True, timeout=30).stdout
+    return out.count("EVENT_TYPE_ACTIVITY_TASK_COMPLETED") + out.count('"ActivityTaskCompleted"')
+
+
 def _workflows(env: dict[str, str], query: str) -> list[dict[str, object]]:
     out = subprocess.run(
         [str(BIN / "temporal"), "workflow", "list", "--address", env["LETHE_TEMPORAL_ADDRESS"], "--query", query,
@@ -102,7 +109,12 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
         while not (found := _workflows(dev_env, 'LetheTenant != "" AND WorkflowId STARTS_WITH "memory/"')):
             assert time.monotonic() < deadline, "the memory's workflow never appeared in Temporal"
             time.sleep(0.5)
-        assert found[0]["execution"]["workflowId"].endswith("/demo")
+        workflow_id = found[0]["execution"]["workflowId"]
+        assert workflow_id.endswith("/demo")
+        # The worker (a process of its own) ran the lane's jobs for that decorate.
+        while _completed_activities(dev_env, workflow_id) == 0:
+            assert time.monotonic() < deadline + 60, "the worker never completed an activity"
+            time.sleep(0.5)
         started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
     finally:
         code = stack.interrupt()

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from config.settings import Settings
 
@@ -47,3 +47,11 @@ def test_production_refuses_a_placeholder_admin_token(monkeypatch: pytest.Monkey
         Settings(_env_file=None)  # type: ignore[call-arg]
     monkeypatch.setenv("LETHE_ENV", "development")
     assert not Settings(_env_file=None).admin_enabled  # type: ignore[call-arg]
+
+
+def test_settings_pass_to_a_child_process_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    given = Settings(_env_file=None, database_url="postgresql://u@h/db", admin_token=SecretStr("s3cret-token"),  # type: ignore[call-arg]
+                     allow_clock_override=True, port=9123, data_dir=Path("/tmp/elsewhere"))
+    for name, value in given.as_environment().items():
+        monkeypatch.setenv(name, value)
+    assert Settings(_env_file=None) == given  # type: ignore[call-arg]
