@@ -20,7 +20,7 @@ from engine.cutting import BoundaryScores, covered_prefix, cut_history, uncut_ru
 from engine.episodes import Episode
 from engine.messages import StoredMessage
 from engine.sizing import estimate_tokens
-from engine.texts import messages_text
+from engine.texts import CONTEXT_UNITS, unit_text
 from engine.traces import encoding_trace
 from engine.units import Unit, closed_units, current_turn, units_of
 from providers.judge import Judge
@@ -30,8 +30,6 @@ from store.repositories import lane, mechanism, memories
 
 __all__ = ["Cut", "cut_uncut", "episode_max", "score_units"]
 
-# The judge reads two units either side of each one it scores.
-CONTEXT_UNITS = 2
 BATCH_UNITS = 48
 
 
@@ -79,7 +77,7 @@ async def score_units(
         batch = todo[start:start + BATCH_UNITS]
         lo, hi = max(0, batch[0] - CONTEXT_UNITS), min(len(closed), batch[-1] + 1 + CONTEXT_UNITS)
         window = closed[lo:hi]
-        texts = [messages_text(messages[u.start:u.end], limit=2000) for u in window]
+        texts = [unit_text(messages[u.start:u.end]) for u in window]
         verdicts = await judge.score_boundaries(texts, scope=UsageScope(tenant_id, memory_id))
         wanted = set(batch)
         scores = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from api.clock import Clock
@@ -23,7 +24,7 @@ from engine.decorate import decorate as plan_decorate
 from engine.episodes import EpisodeState
 from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
-from engine.texts import messages_text
+from engine.texts import CONTEXT_UNITS, unit_text
 from engine.units import units_of
 from store.repositories import idempotency, mechanism, memories, messages, outbox
 
@@ -36,7 +37,7 @@ MAX_HOT_PATH_SCORES = 48
 class _NeedsScores(Exception):  # noqa: N818 - a signal inside this module, not an error
     """A cut would fall on units the lane has not scored yet: score them outside the lock, then decorate again."""
 
-    def __init__(self, units: list[tuple[int, int, str]]) -> None:
+    def __init__(self, units: list[ScoringUnit]) -> None:
         super().__init__(f"{len(units)} units need boundary scores")
         self.units = units
 
@@ -55,30 +56,45 @@ async def decorate(
                                idempotency_key=idempotency_key, score_first=False)
 
 
-async def _score(ctx: HotPath, *, tenant_id: str, memory_id: str, units: list[tuple[int, int, str]]) -> None:
+@dataclass(frozen=True)
+class ScoringUnit:
+    first_seq: int
+    last_seq: int
+    text: str
+    context_only: bool
+
+
+async def _score(ctx: HotPath, *, tenant_id: str, memory_id: str, units: list[ScoringUnit]) -> None:
     """Boundary scores from the embedded judge for a stretch about to be cut (the lane usually got there first)."""
-    verdicts = await ctx.judge.score_boundaries([text for _, _, text in units])
-    scores = {(first, last): BoundaryScores(first=v.start, last=v.end)
-              for (first, last, _), v in zip(units, verdicts, strict=True)}
+    verdicts = await ctx.judge.score_boundaries([u.text for u in units])
+    scores = {(u.first_seq, u.last_seq): BoundaryScores(first=v.start, last=v.end)
+              for u, v in zip(units, verdicts, strict=True) if not u.context_only}
     async with ctx.db.session() as session, session.begin():
         memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         await mechanism.save_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id, scores=scores,
                                              judge=type(ctx.judge).__name__)
 
 
-def _unscored(plan: Decoration, view: MemoryView, scores: Mapping[int, BoundaryScores]) -> list[tuple[int, int, str]]:
-    """Units of the stretches this plan cut that have no scores yet, with their text for the judge."""
+def _unscored(plan: Decoration, view: MemoryView, scores: Mapping[int, BoundaryScores]) -> list[ScoringUnit]:
+    """Units of the stretches this plan cut that have no scores yet, the newest `MAX_HOT_PATH_SCORES` of them,
+    each with its text and whether it is only context for its neighbours (scored already)."""
     cut = [(e.first_seq, e.last_seq) for e in plan.new_episodes]
     if not cut:
         return []
     lo, hi = min(first for first, _ in cut), max(last for _, last in cut)
-    units = [u for u in units_of(view.messages) if lo <= u.first_seq and u.last_seq <= hi]
-    if all(u.first_seq in scores for u in units):
-        return []
+    units = units_of(view.messages)
+    inside = [i for i, u in enumerate(units) if lo <= u.first_seq and u.last_seq <= hi]
     # A bounded number, the newest: a decorate must not wait on scoring a whole imported transcript; the rest
     # count as neutral, and the lane scores every unit it has not yet seen anyway.
-    units = units[-MAX_HOT_PATH_SCORES:]
-    return [(u.first_seq, u.last_seq, messages_text(view.messages[u.start:u.end], limit=2000)) for u in units]
+    missing = [i for i in inside if units[i].first_seq not in scores][-MAX_HOT_PATH_SCORES:]
+    if not missing:
+        return []
+    # The judge reads each unit with its neighbours, as in the lane: two either side of what it scores.
+    first, last = max(0, missing[0] - CONTEXT_UNITS), min(len(units), missing[-1] + 1 + CONTEXT_UNITS)
+    wanted = set(missing)
+    return [ScoringUnit(units[i].first_seq, units[i].last_seq, unit_text(view.messages[units[i].start:units[i].end]),
+                        context_only=i not in wanted)
+            for i in range(first, last)]
 
 
 async def _load_mechanism(session: Any, *, tenant_id: str, memory_pk: int, version: int) -> Mechanism:
@@ -146,6 +162,7 @@ async def _decorate(
         plan = plan_decorate(
             body, view, now=now, config=ctx.config, boundary_scores=scores,
             count_text=ctx.text_counter(model), size_ratio=(memory.size_ratios or {}).get(model),
+            defer_unscored_turn=True,
         )
         if score_first and (unscored := _unscored(plan, view, scores)):
             raise _NeedsScores(unscored)  # no model call under the lock: leave it, score, come back

@@ -141,9 +141,14 @@ def decorate(
     boundary_scores: Mapping[int, BoundaryScores] | None = None,
     count_text: Callable[[str], int] = estimate_tokens,
     size_ratio: float | None = None,
+    defer_unscored_turn: bool = False,
 ) -> Decoration:
     """Plan this call's memory and assemble the request. `boundary_scores` are keyed by a unit's first seq
-    (a unit without scores is neutral); `size_ratio` is the provider-to-estimate ratio kept for the model."""
+    (a unit without scores is neutral); `size_ratio` is the provider-to-estimate ratio kept for the model.
+
+    With `defer_unscored_turn`, a cut leaves the units of the turn that just closed uncut while they have no
+    scores: they are the newest history (never the ones to leave), and the lane scores them after this call,
+    so the judge need not run on the call's path."""
     scores = boundary_scores or {}
     messages = _with_recall_sizes(memory.messages, memory.recall_blocks, count_text)
     turn = current_turn(messages)
@@ -195,7 +200,10 @@ def decorate(
     new_traces: list[Trace] = []
     projected = view_of(episodes)
     if not fade_in_progress(episodes) and (slept or projected > budget.budget):
-        for run in uncut_runs(closed_units(units, turn), episodes):
+        closed = closed_units(units, turn)
+        while defer_unscored_turn and closed and closed[-1].turn == turn - 1 and closed[-1].first_seq not in scores:
+            closed.pop()
+        for run in uncut_runs(closed, episodes):
             cut = cut_history(
                 run,
                 scores=scores,

@@ -8,7 +8,14 @@ from typing import Any
 
 from engine.messages import StoredMessage
 
-__all__ = ["messages_text"]
+__all__ = ["CONTEXT_UNITS", "UNIT_TEXT_CHARS", "messages_text", "unit_text"]
+
+# What the judge reads of a unit to score it as a boundary: its opening says what it is about, and embedding
+# cost grows with length (about 150 ms for a full 256-token window on one core here, a third of that at 600
+# characters).
+UNIT_TEXT_CHARS = 600
+# The judge reads this many units either side of each one it scores: novelty against them marks a boundary.
+CONTEXT_UNITS = 2
 
 
 def _content_text(content: Any) -> list[str]:
@@ -43,3 +50,8 @@ def messages_text(messages: Sequence[StoredMessage], *, limit: int = 4000) -> st
         if length >= limit:
             break  # the rest would be cut anyway
     return "\n".join(lines)[:limit]
+
+
+def unit_text(messages: Sequence[StoredMessage]) -> str:
+    """A unit's messages as the judge reads them for boundary scores, the same in the lane and the hot path."""
+    return messages_text(messages, limit=UNIT_TEXT_CHARS)

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.config import MechanismConfig
+from engine.cutting import BoundaryScores
 from engine.decorate import MemoryView, decorate, in_view_and_recent, visible_messages
 from engine.episodes import Episode, EpisodeState, acknowledge
 from engine.facts import Fact
@@ -171,3 +172,22 @@ def test_in_view_and_recent_keeps_what_is_in_view_and_the_recent_tail(
     tail = {m.seq for m in messages[-recent:]} if recent else set()
     assert kept == [m for m in messages
                     if m.seq in tail or not any(e.holds(m.seq) and not e.in_view for e in episodes)]
+
+
+def test_a_cut_can_leave_the_turn_that_just_closed_for_the_lane_to_score() -> None:
+    items = long_conversation()
+    messages = stored(items)
+    last_closed = messages[-1].turn - 1
+    cut_all = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
+    assert max(e.last_turn for e in cut_all.new_episodes) == last_closed
+
+    deferred = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL,
+                        defer_unscored_turn=True)
+    assert deferred.new_episodes and max(e.last_turn for e in deferred.new_episodes) == last_closed - 1
+    assert deferred.projected_view <= deferred.budget.landing and problems(deferred.request) == []
+
+    # Once the lane has scored that turn, it is cut like the rest.
+    scores = {m.seq: BoundaryScores(first=0.5, last=0.5) for m in messages if m.turn == last_closed}
+    scored = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL,
+                      defer_unscored_turn=True, boundary_scores=scores)
+    assert max(e.last_turn for e in scored.new_episodes) == last_closed
