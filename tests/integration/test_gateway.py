@@ -193,3 +193,19 @@ async def test_clock_override_never_goes_backwards(http: httpx.AsyncClient, tena
     assert response.status_code == 422 and response.json()["error"]["field"] == "X-Lethe-Now"
     summary = (await http.get("/v1/memories/c", headers=_auth(key))).json()
     assert summary["messages"] == 1 and summary["last_user_message_at"].startswith("2030-01-02")
+
+
+async def test_answers_carry_server_timing_and_metrics_count_them_by_route(
+    http: httpx.AsyncClient, tenant: tuple[str, str]
+) -> None:
+    _, key = tenant
+    answer = await http.post("/v1/memories/timed/decorate", headers={"Authorization": f"Bearer {key}"},
+                             json={"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+    assert answer.status_code == 200
+    assert float(answer.headers["Server-Timing"].removeprefix("app;dur=")) > 0
+    metrics = (await http.get("/metrics")).text
+    # The route's template, never the memory id, is the label.
+    assert 'route="/v1/memories/{memory_id}/decorate"' in metrics and "timed" not in metrics
+    counted = [line for line in metrics.splitlines() if line.startswith("lethe_http_requests_total{")
+               and 'route="/v1/memories/{memory_id}/decorate"' in line and 'status="200"' in line]
+    assert counted and float(counted[0].rsplit(" ", 1)[1]) >= 1
