@@ -12,6 +12,7 @@ from api.errors import install_error_handlers
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
 from api.routes.metrics import install_metrics
+from api.tenant_keys import TenantKeys
 from config.mechanism import mechanism_config
 from config.settings import Settings
 from config.telemetry import configure_tracing, instrument_app
@@ -33,6 +34,7 @@ def create_app(settings: Settings) -> FastAPI:
         judge = make_judge(kind="local", embedder=make_embedder(kind="local", onnx_threads=settings.onnx_threads))
         app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings),
                                      judge=judge)
+        app.state.tenant_keys = TenantKeys(db)
         relay.start()
         try:
             yield

@@ -13,10 +13,10 @@ from api.clock import Clock
 from api.context import HotPath
 from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
+from api.tenant_keys import TenantKeys
 from config.settings import Settings
 from engine.errors import InvalidInput, Unauthorized
 from store.db import Database
-from store.repositories import tenants
 
 __all__ = [
     "AdminDep",
@@ -67,10 +67,9 @@ def _bearer(authorization: str | None) -> str:
     return token.strip()
 
 
-async def _tenant(db: DatabaseDep, authorization: Annotated[str | None, Header()] = None) -> str:
-    key = _bearer(authorization)
-    async with db.session() as session:
-        tenant_id = await tenants.tenant_for_key(session, key)
+async def _tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    keys: TenantKeys = request.app.state.tenant_keys
+    tenant_id = await keys.tenant_for(_bearer(authorization))
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")
     return tenant_id

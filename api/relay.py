@@ -29,11 +29,18 @@ SIGNAL_TIMEOUT = timedelta(seconds=5)
 
 
 class OutboxRelay:
-    def __init__(self, db: Database, client: Client, *, task_queue: str, retry_seconds: float = 2.0) -> None:
+    def __init__(
+        self, db: Database, client: Client, *, task_queue: str, retry_seconds: float = 2.0,
+        gather_seconds: float = 0.25,
+    ) -> None:
         self.db = db
         self.client = client
         self.task_queue = task_queue
         self.retry_seconds = retry_seconds
+        # After a wake-up, events that follow within this time go out with it: a decorate and its report
+        # become one signal (one workflow task, a shorter history) and the relay steals less of the
+        # gateway's time from the calls themselves. The lane starts that much later, which nobody waits on.
+        self.gather_seconds = gather_seconds
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.healthy = True  # last attempt reached Temporal
@@ -60,6 +67,7 @@ class OutboxRelay:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.retry_seconds * 5)
             except TimeoutError:
                 pass  # a periodic sweep catches rows whose wake-up was lost
+            await asyncio.sleep(self.gather_seconds)
             self._wake.clear()
             try:
                 while await self.deliver_once():

@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import accumulate
 from typing import Any
 
 from engine.assembly import Block, assemble
@@ -171,7 +172,7 @@ def decorate(
         + count_text(json.dumps(note_tool_chat()))
     )
     ceiling = int(config.ceiling_tokens / size_ratio) if size_ratio else config.ceiling_tokens
-    in_turn = sum(m.tokens for m in messages if m.turn == turn) if turn > 0 else 0
+    in_turn = sum(m.tokens for m in _current_turn_messages(messages, turn)) if turn > 0 else 0
     measure = measure_turns(units, turn_in_progress=turn, config=config)
     budget = plan_budget(
         fixed=fixed, measure=measure, current_turn_tokens=in_turn, config=config, ceiling=ceiling
@@ -186,9 +187,17 @@ def decorate(
             block_sizes[sealed_ids] = count_text(text) if text else 0
         return block_sizes[sealed_ids]
 
+    # History tokens in view are all tokens less those of hidden episodes: prefix sums make each view one
+    # binary search per hidden episode instead of a pass over every message (views are asked for often).
+    seqs = [m.seq for m in messages]
+    running = list(accumulate((m.tokens for m in messages), initial=0))
+
     def view_of(current: Sequence[Episode]) -> int:
-        history_tokens = sum(m.tokens for m in visible_messages(messages, current))
-        return history_tokens + facts_block_tokens(_sealed(current))
+        hidden = 0
+        for e in current:
+            if not e.in_view:
+                hidden += running[bisect_right(seqs, e.last_seq)] - running[bisect_left(seqs, e.first_seq)]
+        return running[-1] - hidden + facts_block_tokens(_sealed(current))
 
     if fade_in_progress(episodes) and ceiling_passed(fixed + view_of(episodes), ceiling):
         forced = seal_leaving_without_facts(episodes)
@@ -259,10 +268,18 @@ def decorate(
     )
 
 
+def _current_turn_messages(messages: Sequence[StoredMessage], turn: int) -> Sequence[StoredMessage]:
+    # Turns only grow along the history: the current one is a tail, found from the end.
+    start = len(messages)
+    while start > 0 and messages[start - 1].turn == turn:
+        start -= 1
+    return messages[start:]
+
+
 def _sleeps(messages: Sequence[StoredMessage], turn: int, now: datetime, config: MechanismConfig) -> bool:
     # Only the first call of a new turn sleeps: once the assistant has acted in it, the gap is accounted for.
-    in_turn = [m for m in messages if m.turn == turn]
+    in_turn = _current_turn_messages(messages, turn)
     if turn == 0 or any(m.kind != "user" for m in in_turn):
         return False
-    earlier = [m for m in messages if m.turn < turn and m.kind == "user"]
-    return should_sleep(earlier[-1].at if earlier else None, now, sleep_after=config.sleep_after)
+    earlier = next((m for m in reversed(messages[:len(messages) - len(in_turn)]) if m.kind == "user"), None)
+    return should_sleep(earlier.at if earlier else None, now, sleep_after=config.sleep_after)

@@ -7,9 +7,9 @@ A turn starts at each user message and runs to the next one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from itertools import accumulate
+from typing import Any, Literal, NamedTuple
 
 from engine.messages import Classified, StoredMessage, item_kind
 
@@ -27,8 +27,7 @@ __all__ = [
 UnitKind = Literal["user", "step", "other"]
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):  # a tuple: a decorate builds hundreds, and frozen dataclasses are slow to build
     """A whole stretch of history: indexes into the messages, their seq range, turn, size and time."""
 
     start: int
@@ -77,13 +76,14 @@ def _merge_split_calls(
     unit_of_call: dict[str, int] = {}
     merged: list[tuple[int, int, UnitKind]] = []
     for start, end, kind in spans:
-        owners = [
-            # Merging only ever collapses the tail, so an index past the end now means the last unit.
-            min(unit_of_call[call], len(merged) - 1)
-            for call in (items[i].answers for i in range(start, end))
-            if call is not None and call in unit_of_call
-        ]
-        target = min(owners) if owners and kind != "user" else None
+        target: int | None = None
+        if kind != "user":
+            for index in range(start, end):
+                call = items[index].answers
+                if call is not None and (owner := unit_of_call.get(call)) is not None:
+                    # Merging only ever collapses the tail, so an index past the end now means the last unit.
+                    owner = min(owner, len(merged) - 1)
+                    target = owner if target is None else min(target, owner)
         if target is not None and all(k != "user" for _, _, k in merged[target + 1:]):
             merged[target:] = [(merged[target][0], end, "step")]
         else:
@@ -108,6 +108,7 @@ def number_turns(items: Sequence[Mapping[str, Any]], *, first_turn: int = 0) -> 
 def units_of(messages: Sequence[StoredMessage]) -> list[Unit]:
     """The units of stored history, with their seq range, turn (of their first message) and size."""
     spans = split_classified([m.classified for m in messages])
+    running = list(accumulate((m.tokens for m in messages), initial=0))
     return [
         Unit(
             start=start,
@@ -116,7 +117,7 @@ def units_of(messages: Sequence[StoredMessage]) -> list[Unit]:
             first_seq=messages[start].seq,
             last_seq=messages[end - 1].seq,
             turn=messages[start].turn,
-            tokens=sum(m.tokens for m in messages[start:end]),
+            tokens=running[end] - running[start],
             at=messages[end - 1].at,
         )
         for start, end, kind in spans

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
 import httpx
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from temporalio.client import Client
 
+from api.tenant_keys import TenantKeys
 from store.db import Database
-from store.models import Memory, Message, OutboxEvent
+from store.models import ApiKey, Memory, Message, OutboxEvent
+from store.repositories import tenants
 from tests.support import eventually
 from workflows.memory import MemoryWorkflow, workflow_id
 
@@ -209,3 +212,16 @@ async def test_answers_carry_server_timing_and_metrics_count_them_by_route(
     counted = [line for line in metrics.splitlines() if line.startswith("lethe_http_requests_total{")
                and 'route="/v1/memories/{memory_id}/decorate"' in line and 'status="200"' in line]
     assert counted and float(counted[0].rsplit(" ", 1)[1]) >= 1
+
+
+async def test_a_revoked_key_stops_working_once_its_check_expires(db: Database) -> None:
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"revoked-{uuid.uuid4().hex[:8]}")
+        issued = await tenants.issue_api_key(session, tenant_id=tenant.id)
+    keys = TenantKeys(db, ttl_seconds=0.3)
+    assert await keys.tenant_for(issued.api_key) == tenant.id
+    assert await keys.tenant_for("lethe_unknown") is None
+    async with db.session() as session, session.begin():
+        await session.execute(update(ApiKey).where(ApiKey.tenant_id == tenant.id).values(revoked_at=func.now()))
+    await asyncio.sleep(0.4)
+    assert await keys.tenant_for(issued.api_key) is None
