@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI
 
 from api.context import HotPath
 from api.errors import install_error_handlers
+from api.housekeeping import Housekeeping
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
 from api.routes.metrics import install_metrics
@@ -35,10 +37,13 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings),
                                      judge=judge)
         app.state.tenant_keys = TenantKeys(db)
+        housekeeping = Housekeeping(db, keep=timedelta(hours=settings.idempotency_hours))
         relay.start()
+        housekeeping.start()
         try:
             yield
         finally:
+            await housekeeping.stop()
             await relay.stop()
             await db.dispose()
 

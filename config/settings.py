@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     admin_token: SecretStr = SecretStr("")
     allow_clock_override: bool = False
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # How long a decorate's or report's answer is kept for retries with the same key (a decorate's holds the
+    # whole request, so they are not kept forever).
+    idempotency_hours: float = Field(default=24.0, gt=0)
     # The worker answers /healthz and /readyz here for container probes (0 turns it off).
     worker_health_port: int = Field(default=8081, ge=0, le=65535)
 

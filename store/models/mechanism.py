@@ -156,7 +156,10 @@ class IdempotencyRecord(Base):
     """The first answer to a write, replayed for any retry with the same key and body."""
 
     __tablename__ = "idempotency_records"
-    __table_args__ = (UniqueConstraint("tenant_id", "memory_id", "endpoint", "key"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "memory_id", "endpoint", "key"),
+        Index("ix_idempotency_records_created_at", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.errors import Conflict
 from store.models import IdempotencyRecord
 
-__all__ = ["Replay", "find_replay", "forget", "remember_answer"]
+__all__ = ["Replay", "delete_expired", "find_replay", "forget", "remember_answer"]
 
 # Fast over strong: a decorate's answer is the whole request, written on every call and rarely read.
 _COMPRESSION_LEVEL = 1
@@ -61,3 +62,14 @@ async def forget(session: AsyncSession, *, tenant_id: str, memory_id: str, endpo
         IdempotencyRecord.tenant_id == tenant_id, IdempotencyRecord.memory_id == memory_id,
         IdempotencyRecord.endpoint == endpoint, IdempotencyRecord.key == key,
     ))
+
+
+async def delete_expired(session: AsyncSession, *, before: datetime, limit: int = 1000) -> int:
+    """Delete up to `limit` answers written before `before`; returns how many went."""
+    oldest = (
+        select(IdempotencyRecord.id).where(IdempotencyRecord.created_at < before)
+        .order_by(IdempotencyRecord.created_at).limit(limit)
+        .with_for_update(skip_locked=True)  # replicas sweeping at once take different rows
+    )
+    result = await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id.in_(oldest)))
+    return result.rowcount or 0

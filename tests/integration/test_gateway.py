@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from sqlalchemy import func, select, update
 from temporalio.client import Client
 
+from api.housekeeping import Housekeeping
 from api.tenant_keys import TenantKeys
 from store.db import Database
-from store.models import ApiKey, Memory, Message, OutboxEvent
+from store.models import ApiKey, IdempotencyRecord, Memory, Message, OutboxEvent
 from store.repositories import tenants
 from tests.support import eventually
 from workflows.memory import MemoryWorkflow, workflow_id
@@ -225,3 +227,26 @@ async def test_a_revoked_key_stops_working_once_its_check_expires(db: Database) 
         await session.execute(update(ApiKey).where(ApiKey.tenant_id == tenant.id).values(revoked_at=func.now()))
     await asyncio.sleep(0.4)
     assert await keys.tenant_for(issued.api_key) is None
+
+
+async def test_answers_kept_for_retries_expire(http: httpx.AsyncClient, tenant: tuple[str, str], db: Database) -> None:
+    _, key = tenant
+    auth = {"Authorization": f"Bearer {key}", "Idempotency-Key": "kept-a-while"}
+    body = {"model": "m", "messages": [{"role": "user", "content": "what ships Friday?"}]}
+    first = await http.post("/v1/memories/expiring/decorate", headers=auth, json=body)
+    assert (await http.post("/v1/memories/expiring/decorate", headers=auth, json=body)).json() == first.json()
+
+    sweeper = Housekeeping(db, keep=timedelta(hours=24))
+    await sweeper.sweep_once()  # nothing here is a day old: the answer stays
+    async with db.session() as session:
+        kept = (await session.execute(select(func.count()).select_from(IdempotencyRecord).where(
+            IdempotencyRecord.memory_id == "expiring"))).scalar_one()
+    assert kept == 1
+    # A day and a bit later, the answer is gone: the same key is a new call (recognised, so nothing is stored).
+    await sweeper.sweep_once(now=datetime.now(UTC) + timedelta(hours=25))
+    async with db.session() as session:
+        kept = (await session.execute(select(func.count()).select_from(IdempotencyRecord).where(
+            IdempotencyRecord.memory_id == "expiring"))).scalar_one()
+    assert kept == 0
+    again = await http.post("/v1/memories/expiring/decorate", headers=auth, json=body)
+    assert again.status_code == 200 and again.json()["decorate_id"] != first.json()["decorate_id"]
