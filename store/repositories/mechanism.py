@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -103,20 +103,29 @@ async def apply_transitions(
     at: datetime,
 ) -> None:
     """Persist the engine's new states (and flags) for the episodes that moved, with their history."""
+    if not transitions:
+        return
     by_id = {e.id: e for e in episodes}
-    for transition in transitions:
-        episode = by_id[transition.episode_id]
-        await session.execute(
-            update(EpisodeRow)
-            .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
-                   EpisodeRow.episode_key == episode.id)
-            .values(state=episode.state.value, facts_written=episode.facts_written,
-                    sealed_without_facts=episode.sealed_without_facts)
+    moved = [by_id[key] for key in dict.fromkeys(t.episode_id for t in transitions)]
+    # One statement for all of them (a fade moves many episodes at once), executed as a batch.
+    table = EpisodeRow.__table__
+    connection = await session.connection()
+    await connection.execute(
+        update(table)
+        .where(table.c.tenant_id == tenant_id, table.c.memory_pk == memory_pk,
+               table.c.episode_key == bindparam("key"))
+        .values(state=bindparam("new_state"), facts_written=bindparam("new_facts_written"),
+                sealed_without_facts=bindparam("new_sealed_without_facts")),
+        [{"key": e.id, "new_state": e.state.value, "new_facts_written": e.facts_written,
+          "new_sealed_without_facts": e.sealed_without_facts} for e in moved],
+    )
+    session.add_all(
+        EpisodeTransition(
+            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=t.episode_id, before=t.before.value,
+            after=t.after.value, reason=t.reason, at=at,
         )
-        session.add(EpisodeTransition(
-            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=episode.id, before=transition.before.value,
-            after=transition.after.value, reason=transition.reason, at=at,
-        ))
+        for t in transitions
+    )
 
 
 async def load_traces(
