@@ -9,6 +9,7 @@ import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
+from api.background import BackgroundLoop
 from store.db import Database
 from store.repositories import idempotency
 
@@ -17,21 +18,12 @@ __all__ = ["Housekeeping"]
 log = logging.getLogger(__name__)
 
 
-class Housekeeping:
+class Housekeeping(BackgroundLoop):
+    name = "housekeeping"
+
     def __init__(self, db: Database, *, keep: timedelta, every_seconds: float = 600.0) -> None:
+        super().__init__()
         self.db, self.keep, self.every_seconds = db, keep, every_seconds
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="housekeeping")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
 
     async def sweep_once(self, now: datetime | None = None) -> int:
         """Delete every expired answer, a batch per transaction; returns how many went."""

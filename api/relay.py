@@ -15,6 +15,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
+from api.background import BackgroundLoop
 from store.db import Database
 from store.repositories import lane, outbox
 from workflows import search_attributes as sa
@@ -28,11 +29,14 @@ log = logging.getLogger(__name__)
 SIGNAL_TIMEOUT = timedelta(seconds=5)
 
 
-class OutboxRelay:
+class OutboxRelay(BackgroundLoop):
+    name = "outbox-relay"
+
     def __init__(
         self, db: Database, client: Client, *, task_queue: str, retry_seconds: float = 2.0,
         gather_seconds: float = 0.25,
     ) -> None:
+        super().__init__()
         self.db = db
         self.client = client
         self.task_queue = task_queue
@@ -42,7 +46,6 @@ class OutboxRelay:
         # gateway's time from the calls themselves. The lane starts that much later, which nobody waits on.
         self.gather_seconds = gather_seconds
         self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self.healthy = True  # last attempt reached Temporal
 
     def wake(self) -> None:
@@ -50,16 +53,8 @@ class OutboxRelay:
         self._wake.set()
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="outbox-relay")
+        super().start()
         self.wake()  # rows left by a previous process go out at start
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
 
     async def _run(self) -> None:
         while True:

@@ -108,7 +108,18 @@ async def dev_api_key(db: Database, data_dir: Path, name: str = "dev") -> tuple[
     return issued.tenant_id, issued.api_key
 
 
+# The lane is background work: on one machine it yields the CPU to the gateway, whose callers are waiting.
+# (Deployed, the worker has machines of its own.)
+WORKER_NICENESS = 10
+
+
+def _background_child() -> None:
+    _die_with_parent()
+    os.nice(WORKER_NICENESS)
+
+
 def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
-    """`lethe worker` as a child process with these settings; it stops with its parent."""
+    """`lethe worker` as a child process with these settings, at a lower CPU priority; it stops with its
+    parent."""
     env = {**os.environ, **settings.as_environment(), "LETHE_WORKER_HEALTH_PORT": "0"}
-    return subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], env=env, preexec_fn=_die_with_parent)
+    return subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], env=env, preexec_fn=_background_child)

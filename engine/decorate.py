@@ -126,6 +126,8 @@ def _with_recall_sizes(
     messages: Sequence[StoredMessage], recall: Mapping[int, str], count: Callable[[str], int]
 ) -> list[StoredMessage]:
     # A turn's recall block stands just before its user message and leaves with it, so it counts in its size.
+    if not recall:
+        return list(messages)
     sized: list[StoredMessage] = []
     for message in messages:
         block = recall.get(message.turn) if message.kind == "user" else None
