@@ -126,6 +126,11 @@ def _server_ms(response: httpx.Response) -> float:
     return float(response.headers["Server-Timing"].split("dur=")[1])
 
 
+def _summary(values: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(values), 2), "p90": round(_percentile(values, 0.9), 2),
+            "p99": round(_percentile(values, 0.99), 2), "max": round(max(values), 2)}
+
+
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
@@ -134,7 +139,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=300)
     args = parser.parse_args()
 
     data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-"))
@@ -160,14 +165,13 @@ def main() -> None:
                 row = {
                     "stored_messages": state["messages"], "episodes": len(state["episodes"]),
                     "facts": state["facts"], "grow_seconds": round(grow_s, 1),
-                    "decorate_ms": {"p50": round(statistics.median(decorate_ms), 2),
-                                    "p99": round(_percentile(decorate_ms, 0.99), 2)},
-                    "report_ms": {"p50": round(statistics.median(report_ms), 2),
-                                  "p99": round(_percentile(report_ms, 0.99), 2)},
+                    "decorate_ms": _summary(decorate_ms),
+                    "report_ms": _summary(report_ms),
                 }
                 results["sizes"][str(size)] = row
                 print(f"{row['stored_messages']:>6} messages ({row['episodes']} episodes, {row['facts']} facts): "
-                      f"decorate p50 {row['decorate_ms']['p50']} ms p99 {row['decorate_ms']['p99']} ms; "
+                      f"decorate p50 {row['decorate_ms']['p50']} ms p90 {row['decorate_ms']['p90']} ms "
+                      f"p99 {row['decorate_ms']['p99']} ms max {row['decorate_ms']['max']} ms; "
                       f"report p50 {row['report_ms']['p50']} ms p99 {row['report_ms']['p99']} ms", flush=True)
     finally:
         proc.send_signal(signal.SIGINT)
