@@ -30,8 +30,10 @@ from store.repositories import idempotency, mechanism, memories, messages, outbo
 
 __all__ = ["decorate"]
 
-# Units a decorate may score itself before a cut (the embedded judge does about 50-250 a second here).
-MAX_HOT_PATH_SCORES = 48
+# Units a decorate may score itself before a cut, when the lane is behind: the embedded judge takes about
+# 50 ms a unit on one core here (more on a busy machine), so this keeps such a call within half a second or so.
+# The rest count as neutral; the lane scores every unit anyway, for the cuts after.
+MAX_HOT_PATH_SCORES = 8
 
 
 class _NeedsScores(Exception):  # noqa: N818 - a signal inside this module, not an error
