@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import signal
 import sys
+from typing import NoReturn
 
 from pydantic import ValidationError
 
@@ -94,10 +97,30 @@ def main(argv: list[str] | None = None) -> int:
     from engine.errors import LetheError
 
     try:
-        return _dispatch(_parser().parse_args(argv))
+        code = _dispatch(_parser().parse_args(argv))
     except LetheError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
-        return 1
+        code = 1
+    _leave(code)
+    return code  # not reached
+
+
+def _leave(code: int) -> NoReturn:
+    """Exit without the interpreter's teardown, once everything is flushed.
+
+    The Temporal client's Rust threads can outlive the event loop, and tearing the interpreter down under them
+    sometimes aborts the process after its work is done (temporalio/sdk-python#300): a command that succeeded
+    would exit with SIGABRT. Spans, logs and output are flushed first, so nothing is lost.
+    """
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    if hasattr(provider, "shutdown"):
+        provider.shutdown()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
