@@ -11,8 +11,9 @@ from fastapi import FastAPI
 from api.context import HotPath
 from api.errors import install_error_handlers
 from api.housekeeping import Housekeeping
+from api.proxy.upstreams import ProxyContext
 from api.relay import OutboxRelay
-from api.routes import admin, health, memories
+from api.routes import admin, health, memories, proxy, upstreams
 from api.routes.metrics import install_metrics
 from api.tenant_keys import TenantKeys
 from config.mechanism import mechanism_config
@@ -20,7 +21,9 @@ from config.settings import Settings
 from config.telemetry import configure_tracing, instrument_app
 from config.temporal import connect_temporal
 from providers.factory import make_embedder, make_judge, make_token_counter
+from providers.upstream import UpstreamPool
 from store.db import Database
+from store.secrets import SecretBox
 
 __all__ = ["create_app"]
 
@@ -37,6 +40,9 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings),
                                      judge=judge)
         app.state.tenant_keys = TenantKeys(db)
+        app.state.proxy = ProxyContext(db=db, pool=UpstreamPool(timeout=settings.upstream_timeout_seconds),
+                                       box=SecretBox(settings.secret_key.get_secret_value()),
+                                       allow_url_header=settings.upstream_url_header)
         housekeeping = Housekeeping(db, keep=timedelta(hours=settings.idempotency_hours))
         relay.start()
         housekeeping.start()
@@ -45,6 +51,7 @@ def create_app(settings: Settings) -> FastAPI:
         finally:
             await housekeeping.stop()
             await relay.stop()
+            await app.state.proxy.pool.close()
             await db.dispose()
 
     configure_tracing(settings, service="lethe-gateway")
@@ -55,4 +62,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(memories.router)
+    app.include_router(upstreams.router)
+    app.include_router(proxy.router)
     return app

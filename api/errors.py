@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -21,6 +21,7 @@ from engine.errors import (
     ProviderError,
     ServiceUnavailable,
     Unauthorized,
+    UpstreamError,
 )
 
 __all__ = ["STATUS", "field_path", "install_error_handlers", "invalid_from_validation"]
@@ -36,6 +37,7 @@ STATUS: dict[type[LetheError], int] = {
     ServiceUnavailable: 503,
     IllegalTransition: 409,
     ProviderError: 502,
+    UpstreamError: 502,  # the provider's own status, when it sent one (see `_response`)
 }
 
 
@@ -64,7 +66,9 @@ def error_body(exc: LetheError) -> dict[str, Any]:
     return {"error": error}
 
 
-def _response(exc: LetheError) -> JSONResponse:
+def _response(exc: LetheError) -> Response:
+    if isinstance(exc, UpstreamError):  # the agent's provider said it: its status and body, as sent
+        return Response(exc.body, status_code=exc.status, headers=exc.headers)
     status = next(STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS)
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, ServiceUnavailable) else None
     if isinstance(exc, Unauthorized):
@@ -73,7 +77,7 @@ def _response(exc: LetheError) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    async def lethe_error(_: Request, exc: Exception) -> JSONResponse:
+    async def lethe_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, LetheError)
         return _response(exc)
 

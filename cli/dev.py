@@ -29,7 +29,10 @@ __all__ = ["run_dev"]
 def _admin_token(settings: Settings, data_dir: Path) -> str:
     if settings.admin_enabled:
         return settings.admin_token.get_secret_value()
-    token_file = data_dir / "admin-token"
+    return _kept_secret(data_dir / "admin-token")
+
+
+def _kept_secret(token_file: Path) -> str:
     if not token_file.exists():
         token_file.write_text(secrets.token_urlsafe(24) + "\n")
         token_file.chmod(0o600)
@@ -102,7 +105,10 @@ async def run_dev(settings: Settings) -> int:
     try:
         await upgrade_to_head(url)
         admin_token = _admin_token(settings, data_dir)
+        # Upstream keys stored in dev open again on the next run: the secret is kept beside the admin token.
+        secret_key = settings.secret_key.get_secret_value() or _kept_secret(data_dir / "secret-key")
         settings = settings.model_copy(update={
+            "secret_key": SecretStr(secret_key),
             "database_url": url, "data_dir": data_dir, "env": "development",
             "allow_clock_override": True, "admin_token": SecretStr(admin_token), "worker_health_port": 0,
         })

@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     # How long a decorate's or report's answer is kept for retries with the same key (a decorate's holds the
     # whole request, so they are not kept forever).
     idempotency_hours: float = Field(default=24.0, gt=0)
+    # Encrypts tenants' upstream keys at rest (comma-separated: the first encrypts, all decrypt, for rotation).
+    secret_key: SecretStr = SecretStr("")
+    # The OpenAI-compatible proxy: how long one upstream call may take (between streamed chunks, too), and
+    # whether a request may name its own upstream in X-Lethe-Upstream-Base-URL.
+    upstream_timeout_seconds: float = Field(default=600.0, gt=0)
+    upstream_url_header: bool = True
     # The worker answers /healthz and /readyz here for container probes (0 turns it off).
     worker_health_port: int = Field(default=8081, ge=0, le=65535)
 
@@ -91,6 +97,9 @@ class Settings(BaseSettings):
         token = self.admin_token.get_secret_value()
         if self.env == "production" and token and token in PLACEHOLDER_SECRETS:
             raise ValueError(f"LETHE_ADMIN_TOKEN is the placeholder {token!r}: set a real secret, or leave it empty")
+        secret = self.secret_key.get_secret_value()
+        if self.env == "production" and secret and secret in PLACEHOLDER_SECRETS:
+            raise ValueError(f"LETHE_SECRET_KEY is the placeholder {secret!r}: set a real secret, or leave it empty")
         return self
 
     @property

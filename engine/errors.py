@@ -9,6 +9,7 @@
      ├── ServiceUnavailable      Postgres or Temporal unreachable (503, Retry-After)
      ├── IllegalTransition       an episode asked to move where its state forbids
      └── ProviderError           a model backend failed (timeout, HTTP error, junk output)
+          └── UpstreamError      the agent's own provider, behind the proxy, answered with an error
 
 It lives in `engine/` because every layer may import the engine and the engine imports nothing.
 """
@@ -25,6 +26,7 @@ __all__ = [
     "ProviderError",
     "ServiceUnavailable",
     "Unauthorized",
+    "UpstreamError",
 ]
 
 
@@ -92,3 +94,13 @@ class ProviderError(LetheError):
     """A model backend failed: timeout, HTTP error or output that is not what was asked."""
 
     type = "provider_error"
+
+
+class UpstreamError(ProviderError):
+    """The agent's provider, called by the proxy, failed: its status, headers and body go back as they came."""
+
+    type = "upstream_error"
+
+    def __init__(self, message: str, *, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.body, self.headers = status, body, headers or {}

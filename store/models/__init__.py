@@ -12,6 +12,7 @@ from store.models.mechanism import (
     Trace,
 )
 from store.models.tenancy import ApiKey, Tenant
+from store.models.upstream import TenantUpstream
 from store.models.usage import ModelUsage
 
 __all__ = [
@@ -29,5 +30,6 @@ __all__ = [
     "NoteCall",
     "OutboxEvent",
     "Tenant",
+    "TenantUpstream",
     "Trace",
 ]

@@ -1,0 +1,185 @@
+"""One proxied call: decorate, call the agent's provider, report, and answer in the provider's own shape.
+
+When the model's reply was only the note call, the gateway decorates and calls again on its own (at most
+`MAX_CALLS` calls in all), so the agent sees one ordinary answer. Each inner decorate and report has its own
+idempotency key derived from the agent's, so a retry with the same Idempotency-Key after a timeout or a dropped
+stream reuses the stored turn and stores nothing twice; a retry after success gets the first answer back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from api.clock import Clock
+from api.context import HotPath
+from api.encoding import encode
+from api.proxy import seam
+from api.relay import OutboxRelay
+from engine.errors import LetheError, UpstreamError
+from engine.recognition import content_hash
+from engine.replies import note_calls
+from engine.streams import ChatStreamFilter, ResponsesStreamFilter, without_note_tool
+from providers.upstream import Upstream
+from store.repositories import idempotency
+
+__all__ = ["MAX_CALLS", "PATHS", "ProxyCall"]
+
+PATHS = {"chat_completions": "/chat/completions", "responses": "/responses"}
+# The first call and up to two continuations after replies that were only the note call.
+MAX_CALLS = 3
+_DONE = b"data: [DONE]\n\n"
+
+
+def sse(event: dict[str, Any], *, named: bool) -> bytes:
+    head = f"event: {event.get('type', 'message')}\n".encode() if named else b""
+    return head + b"data: " + encode(event) + b"\n\n"
+
+
+@dataclass
+class ProxyCall:
+    hot_path: HotPath
+    relay: OutboxRelay
+    upstream: Upstream
+    tenant_id: str
+    memory_id: str
+    clock: Clock
+    shape: str  # "chat_completions" or "responses"
+    body: dict[str, Any]
+    idempotency_key: str | None
+    sent: list[bytes] = field(default_factory=list)
+
+    # --- idempotency of the whole call (only with an explicit key: the inner calls cover the rest) ---
+
+    @property
+    def _endpoint(self) -> str:
+        return "proxy_" + ("chat" if self.shape == "chat_completions" else "responses")
+
+    async def replay(self) -> bytes | None:
+        if self.idempotency_key is None:
+            return None
+        async with self.hot_path.db.session() as session:
+            found = await idempotency.find_replay(
+                session, tenant_id=self.tenant_id, memory_id=self.memory_id, endpoint=self._endpoint,
+                key=self.idempotency_key, body_hash=content_hash(self.body))
+        return found.body if found else None
+
+    async def _remember(self, answer: bytes) -> None:
+        if self.idempotency_key is None:
+            return
+        async with self.hot_path.db.session() as session, session.begin():
+            idempotency.remember_answer(session, tenant_id=self.tenant_id, memory_id=self.memory_id,
+                                        endpoint=self._endpoint, key=self.idempotency_key,
+                                        body_hash=content_hash(self.body), body=answer)
+
+    # --- the inner decorate and report ---
+
+    def _key(self, kind: str, n: int) -> str | None:
+        return f"{self.idempotency_key}:{kind}{n}" if self.idempotency_key else None
+
+    async def _decorate(self, n: int) -> dict[str, Any]:
+        return await seam.decorate(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
+                                   body=self.body, clock=self.clock, idempotency_key=self._key("decorate", n))
+
+    async def _report(self, n: int, decorate_id: str, reply: dict[str, Any]) -> dict[str, Any]:
+        return await seam.report(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
+                                 decorate_id=decorate_id, response=reply, clock=self.clock,
+                                 idempotency_key=self._key("report", n))
+
+    @staticmethod
+    def _continues(reported: dict[str, Any], reply: dict[str, Any], n: int) -> bool:
+        # Only a reply that held a note call continues: a model that said nothing at all is answered as it is.
+        return bool(reported["needs_continuation"]) and bool(note_calls(reply)) and n + 1 < MAX_CALLS
+
+    # --- not streamed ---
+
+    async def answer(self) -> bytes:
+        for n in range(MAX_CALLS):
+            decorated = await self._decorate(n)
+            reply = await self.upstream.create(PATHS[self.shape], decorated["request"])
+            reported = await self._report(n, decorated["decorate_id"], reply)
+            if not self._continues(reported, reply, n):
+                break
+        response = reported["response"]
+        answer = encode(without_note_tool(response) if self.shape == "responses" else response)
+        await self._remember(answer)
+        return answer
+
+    # --- streamed ---
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        """SSE bytes. An error before the first byte is raised (the route answers it with its status); after
+        it, the stream ends with an error event the agent's SDK raises, and nothing of the reply is stored."""
+        started = False
+        try:
+            async for chunk in self._events():
+                started = True
+                yield chunk
+        except LetheError as exc:
+            if not started:
+                raise
+            yield self._error_event(exc)
+
+    def _error_event(self, exc: LetheError) -> bytes:
+        if isinstance(exc, UpstreamError):
+            try:
+                error = orjson.loads(exc.body).get("error")
+            except (orjson.JSONDecodeError, AttributeError):
+                error = None
+            error = error if isinstance(error, dict) else {"message": exc.message, "type": exc.type}
+        else:
+            error = {"message": exc.message, "type": exc.type}
+        named = self.shape == "responses"
+        return sse({"type": "error", "error": error} if named else {"error": error}, named=named)
+
+    async def _events(self) -> AsyncIterator[bytes]:
+        named = self.shape == "responses"
+        for n in range(MAX_CALLS):
+            decorated = await self._decorate(n)
+            request = dict(decorated["request"], stream=True)
+            filter_: ChatStreamFilter | ResponsesStreamFilter
+            if named:
+                filter_ = ResponsesStreamFilter()
+            else:
+                asked = dict(request.get("stream_options") or {})
+                filter_ = ChatStreamFilter(send_usage=bool(asked.get("include_usage")))
+                request["stream_options"] = {**asked, "include_usage": True}  # the usage reaches report
+            async for event in self.upstream.stream(PATHS[self.shape], request):
+                for out in filter_.feed(event):
+                    yield self._sent(sse(out, named=named))
+            self._check_complete(filter_)
+            if isinstance(filter_, ResponsesStreamFilter) and filter_.failed:
+                # The provider said the response failed: pass that on as it is; there is no reply to store.
+                for out in [*filter_.release(), *filter_.finish()]:
+                    yield sse(out, named=named)
+                return
+            reply = filter_.reply()
+            reported = await self._report(n, decorated["decorate_id"], reply)
+            if not filter_.visible and self._continues(reported, reply, n):
+                continue  # nothing was shown: the agent sees only the next call's answer
+            tail = [sse(out, named=named) for out in filter_.release()]
+            tail += [sse(out, named=named) for out in filter_.finish()] if named else [_DONE]
+            await self._remember(b"".join([*self.sent, *tail]))
+            for chunk in tail:
+                yield chunk
+            return
+
+    def _sent(self, chunk: bytes) -> bytes:
+        if self.idempotency_key is not None:
+            self.sent.append(chunk)
+        return chunk
+
+    @staticmethod
+    def _check_complete(filter_: ChatStreamFilter | ResponsesStreamFilter) -> None:
+        """A stream that ended before the reply did (no finish reason, no terminal event) is a dropped one."""
+        if isinstance(filter_, ResponsesStreamFilter):
+            complete = filter_.terminal is not None
+        else:
+            complete = bool(filter_.choices) and all(c.finish_reason for c in filter_.choices.values())
+        if not complete:
+            raise UpstreamError("the upstream's stream ended early", status=502, body=orjson.dumps({"error": {
+                "message": "the upstream's stream ended before the reply was complete; retry with the same "
+                           "Idempotency-Key", "type": "upstream_disconnected", "code": "upstream_disconnected"}}))

@@ -1,0 +1,61 @@
+"""Which provider a proxied call goes to: the one named in the request's headers, or the tenant's stored one.
+
+A stored key is only ever sent to its stored base URL: a request that names another URL brings its own key.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from engine.errors import InvalidInput
+from providers.upstream import UpstreamPool, UpstreamTarget
+from store.db import Database
+from store.repositories import upstreams
+from store.repositories.upstreams import StoredUpstream
+from store.secrets import SecretBox
+
+__all__ = ["DEFAULT_BASE_URL", "ProxyContext"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Like API keys: a changed upstream reaches every replica within this time.
+_STORED_TTL_SECONDS = 5.0
+
+
+@dataclass
+class ProxyContext:
+    db: Database
+    pool: UpstreamPool
+    box: SecretBox
+    allow_url_header: bool = True
+    _stored: dict[str, tuple[StoredUpstream | None, float]] = field(default_factory=dict)
+
+    async def stored(self, tenant_id: str) -> StoredUpstream | None:
+        found = self._stored.get(tenant_id)
+        if found is not None and time.monotonic() - found[1] < _STORED_TTL_SECONDS:
+            return found[0]
+        async with self.db.session() as session:
+            upstream = await upstreams.get_upstream(session, tenant_id=tenant_id, box=self.box)
+        self._stored[tenant_id] = (upstream, time.monotonic())
+        return upstream
+
+    def forget(self, tenant_id: str) -> None:
+        self._stored.pop(tenant_id, None)
+
+    async def target(self, tenant_id: str, *, base_url: str | None, api_key: str | None) -> UpstreamTarget:
+        if base_url:
+            if not self.allow_url_header:
+                raise InvalidInput("this gateway takes no X-Lethe-Upstream-Base-URL (LETHE_UPSTREAM_URL_HEADER)",
+                                   field="X-Lethe-Upstream-Base-URL")
+            if not base_url.startswith(("http://", "https://")):
+                raise InvalidInput("X-Lethe-Upstream-Base-URL must be an http(s) URL",
+                                   field="X-Lethe-Upstream-Base-URL")
+            return UpstreamTarget(base_url, api_key)
+        stored = await self.stored(tenant_id)
+        if api_key:
+            return UpstreamTarget(stored.base_url if stored else DEFAULT_BASE_URL, api_key)
+        if stored is None:
+            raise InvalidInput(
+                "no upstream for this tenant: set one (PUT /v1/admin/tenants/{id}/upstream, or `lethe tenant "
+                "upstream`) or send X-Lethe-Upstream-Base-URL and X-Lethe-Upstream-Key", field="X-Lethe-Upstream-Key")
+        return UpstreamTarget(stored.base_url, stored.api_key)

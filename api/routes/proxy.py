@@ -1,0 +1,116 @@
+"""The OpenAI-compatible proxy: point an OpenAI client's `base_url` at Lethe and keep the rest of the agent.
+
+The memory comes from the `X-Lethe-Memory` header, or from the path for clients that cannot set headers
+(`base_url=.../v1/m/{memory_id}`); the tenant from the API key, as everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import Response, StreamingResponse
+
+from api.deps import ClockDep, HotPathDep, MemoryIdDep, RelayDep, SettingsDep, TenantDep
+from api.encoding import JSONBytes
+from api.proxy.turns import ProxyCall
+from api.proxy.upstreams import ProxyContext
+from api.schemas import MEMORY_ID_PATTERN
+from engine.errors import InvalidInput, PayloadTooLarge
+
+router = APIRouter(tags=["proxy"])
+
+MemoryHeader = Annotated[str | None, Header(alias="X-Lethe-Memory")]
+UpstreamURL = Annotated[str | None, Header(alias="X-Lethe-Upstream-Base-URL")]
+UpstreamKey = Annotated[str | None, Header(alias="X-Lethe-Upstream-Key")]
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)]
+_FIELD = {"chat_completions": "messages", "responses": "input"}
+
+
+async def _body(request: Request, limit: int, shape: str) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > limit:
+        raise PayloadTooLarge(f"the body is {len(raw)} bytes; the limit is {limit} (LETHE_MAX_BODY_BYTES)")
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object")
+    if _FIELD[shape] not in body:
+        raise InvalidInput(f"this endpoint takes `{_FIELD[shape]}`", field=_FIELD[shape])
+    return body
+
+
+async def _proxy(
+    shape: str, request: Request, memory_id: str | None, tenant_id: str, hot_path: Any, relay: Any, clock: Any,
+    settings: Any, upstream_url: str | None, upstream_key: str | None, idempotency_key: str | None,
+) -> Response:
+    if memory_id is None:
+        raise InvalidInput("send the memory id in X-Lethe-Memory, or use the base URL /v1/m/{memory_id}",
+                           field="X-Lethe-Memory")
+    if not MEMORY_ID_PATTERN.match(memory_id):
+        raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="X-Lethe-Memory")
+    body = await _body(request, settings.max_body_bytes, shape)
+    proxy: ProxyContext = request.app.state.proxy
+    target = await proxy.target(tenant_id, base_url=upstream_url, api_key=upstream_key)
+    call = ProxyCall(hot_path=hot_path, relay=relay, upstream=await proxy.pool.get(target), tenant_id=tenant_id,
+                     memory_id=memory_id, clock=clock, shape=shape, body=body, idempotency_key=idempotency_key)
+    streamed = bool(body.get("stream"))
+    if (replay := await call.replay()) is not None:
+        return Response(replay, media_type="text/event-stream") if streamed else JSONBytes(replay)
+    if not streamed:
+        return JSONBytes(await call.answer())
+    events = call.stream()
+    # The first bytes are awaited here, so what fails before anything was shown (decorate, a 429) is an
+    # ordinary HTTP error with its status; what fails after is an error event at the end of the stream.
+    first = await anext(events, b"")
+
+    async def rest() -> AsyncIterator[bytes]:
+        yield first
+        async for chunk in events:
+            yield chunk
+
+    return StreamingResponse(rest(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(
+    request: Request, tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep,
+    settings: SettingsDep, memory: MemoryHeader = None, upstream_url: UpstreamURL = None,
+    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
+) -> Response:
+    return await _proxy("chat_completions", request, memory, tenant_id, hot_path, relay, clock, settings,
+                        upstream_url, upstream_key, idempotency_key)
+
+
+@router.post("/v1/responses")
+async def responses(
+    request: Request, tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep,
+    settings: SettingsDep, memory: MemoryHeader = None, upstream_url: UpstreamURL = None,
+    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
+) -> Response:
+    return await _proxy("responses", request, memory, tenant_id, hot_path, relay, clock, settings,
+                        upstream_url, upstream_key, idempotency_key)
+
+
+@router.post("/v1/m/{memory_id}/chat/completions")
+async def chat_completions_in_path(
+    request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep,
+    clock: ClockDep, settings: SettingsDep, upstream_url: UpstreamURL = None, upstream_key: UpstreamKey = None,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    return await _proxy("chat_completions", request, memory_id, tenant_id, hot_path, relay, clock, settings,
+                        upstream_url, upstream_key, idempotency_key)
+
+
+@router.post("/v1/m/{memory_id}/responses")
+async def responses_in_path(
+    request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep,
+    clock: ClockDep, settings: SettingsDep, upstream_url: UpstreamURL = None, upstream_key: UpstreamKey = None,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    return await _proxy("responses", request, memory_id, tenant_id, hot_path, relay, clock, settings,
+                        upstream_url, upstream_key, idempotency_key)
