@@ -209,7 +209,7 @@ def _app(fake: FakeUpstream) -> FastAPI:
             return JSONResponse({"error": {"message": "The server had an error while processing your request.",
                                            "type": "server_error", "param": None, "code": None}}, status_code=500)
         if step == "hang":
-            await asyncio.sleep(30)
+            await asyncio.sleep(5)  # past the test gateway's upstream timeout
         text, calls = decide(fake, body)
         if not body.get("stream"):
             return JSONResponse(responses_reply(body, text, calls) if responses else chat_reply(body, text, calls))
