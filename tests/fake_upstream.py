@@ -1,9 +1,10 @@
 """A local OpenAI-compatible provider for the proxy's tests, the examples and bench/proxy.py.
 
 It speaks Chat Completions and Responses, streamed (SSE, with usage) and not, and answers at once from what
-the request holds: it writes the note when a request carries the note tool (every other note is the whole
-reply), calls `lookup` when the user's message says "lookup", and otherwise answers in text. A test can
-script the next answers instead: a status (429 with Retry-After, 400, 500), a hang, or a stream that drops.
+the request holds: it writes the note when a request carries the note tool (every other note, the first
+included, is the whole reply), calls `lookup` when the user's message says "lookup", and otherwise answers
+in text. A test can script the next answers instead: a status (429 with Retry-After, 400, 500), a hang, or
+a stream that drops.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from providers.tokens import TiktokenCounter
 from tests.support import free_port
 
 __all__ = ["FakeUpstream", "serve_fake_upstream"]
+
+_COUNTER = TiktokenCounter()
 
 
 @dataclass
@@ -34,12 +38,15 @@ class FakeUpstream:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     notes_written: int = 0
+    # Which notes are the whole reply: the 1st, 3rd, 5th... (odd) or the 2nd, 4th... (even).
+    note_alone_parity: int = 1
     delay: float = 0.0  # seconds before each streamed event, for the benchmark's "slow provider"
 
     def reset(self) -> None:
         self.script.clear()
         self.requests.clear()
         self.headers.clear()
+        self.notes_written = 0
 
 
 # --- what the model says ---
@@ -81,7 +88,7 @@ def decide(fake: FakeUpstream, request: dict[str, Any]) -> tuple[str, list[tuple
         notes = [{"note": f"Fact {n}: the user discussed {said[:40]}", "subject": f"topic {n}",
                   "object": said[:30] or "nothing", "milestone": n % 3 == 0}]
         calls.append((f"call_note_{n}", "note", json.dumps({"notes": notes})))
-        if n % 2 == 0:
+        if n % 2 == fake.note_alone_parity:
             return "", calls  # the note is all the model says this time
     if last.get("role") == "user" and "lookup" in said and "lookup" in names:
         calls.append((f"call_lookup_{len(fake.requests)}", "lookup", json.dumps({"query": said[:20]})))
@@ -90,8 +97,9 @@ def decide(fake: FakeUpstream, request: dict[str, Any]) -> tuple[str, list[tuple
 
 
 def _usage(request: dict[str, Any], text: str, responses: bool) -> dict[str, int]:
-    prompt = len(json.dumps(request)) // 4
-    completion = max(1, len(text) // 4)
+    # Counted as a provider would count them, so the size ratio Lethe learns from report stays near 1.
+    prompt = _COUNTER.count_request(request)
+    completion = max(1, _COUNTER.count_text(text))
     if responses:
         return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion}
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
