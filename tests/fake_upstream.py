@@ -96,12 +96,13 @@ def decide(fake: FakeUpstream, request: dict[str, Any]) -> tuple[str, list[tuple
     return text, calls
 
 
-def _usage(request: dict[str, Any], text: str, responses: bool) -> dict[str, int]:
+def _usage(request: dict[str, Any], text: str, responses: bool) -> dict[str, Any]:
     # Counted as a provider would count them, so the size ratio Lethe learns from report stays near 1.
     prompt = _COUNTER.count_request(request)
     completion = max(1, _COUNTER.count_text(text))
     if responses:
-        return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion}
+        return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion,
+                "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 

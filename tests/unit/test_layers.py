@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = {"engine", "store", "providers", "activities", "workflows", "api", "cli", "config"}
+PROJECT = {"engine", "store", "providers", "activities", "workflows", "api", "cli", "config", "lethe"}
 ALLOWED = {
     "engine": set(),
     "store": {"engine"},
@@ -19,6 +19,7 @@ ALLOWED = {
     "api": {"engine", "store", "providers", "config", "workflows"},
     "config": {"engine", "workflows"},
     "cli": PROJECT,
+    "lethe": set(),  # the client library agents install: nothing else of the project
 }
 
 

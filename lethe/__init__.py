@@ -1,0 +1,14 @@
+"""Lethe's Python client: `from lethe.client import Lethe, AsyncLethe, wrap`."""
+
+from lethe.client import (
+    AsyncLethe,
+    DecorateResult,
+    Erased,
+    Lethe,
+    LetheAPIError,
+    MemoryState,
+    ReportResult,
+    wrap,
+)
+
+__all__ = ["AsyncLethe", "DecorateResult", "Erased", "Lethe", "LetheAPIError", "MemoryState", "ReportResult", "wrap"]
