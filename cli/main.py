@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     tenant_sub = tenant.add_subparsers(dest="tenant_command", required=True)
     create = tenant_sub.add_parser("create", help="create a tenant and print its API key")
     create.add_argument("name")
+    from cli import upstream
+
+    upstream.add_parser(tenant_sub)
     return parser
 
 
@@ -146,6 +149,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return asyncio.run(_migrate(settings))
     if args.command == "register-search-attributes":
         return asyncio.run(_register(settings))
+    if args.command == "tenant" and args.tenant_command == "upstream":
+        from cli import upstream
+
+        return asyncio.run(upstream.run(settings, args))
     if args.command == "tenant":
         return asyncio.run(_tenant_create(settings, args.name))
     return 2
