@@ -8,6 +8,7 @@ stream reuses the stored turn and stores nothing twice; a retry after success ge
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,8 @@ class ProxyCall:
     body: dict[str, Any]
     idempotency_key: str | None
     sent: list[bytes] = field(default_factory=list)
+    # How long the first decorate took, for the answer's Server-Timing (what the proxy adds before the model).
+    decorate_ms: float | None = None
 
     # --- idempotency of the whole call (only with an explicit key: the inner calls cover the rest) ---
 
@@ -81,8 +84,17 @@ class ProxyCall:
         return f"{self.idempotency_key}:{kind}{n}" if self.idempotency_key else None
 
     async def _decorate(self, n: int) -> dict[str, Any]:
-        return await seam.decorate(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
-                                   body=self.body, clock=self.clock, idempotency_key=self._key("decorate", n))
+        started = time.perf_counter()
+        decorated = await seam.decorate(self.hot_path, self.relay, tenant_id=self.tenant_id,
+                                        memory_id=self.memory_id, body=self.body, clock=self.clock,
+                                        idempotency_key=self._key("decorate", n))
+        if self.decorate_ms is None:
+            self.decorate_ms = (time.perf_counter() - started) * 1000
+        return decorated
+
+    @property
+    def server_timing(self) -> dict[str, str]:
+        return {"Server-Timing": f"decorate;dur={self.decorate_ms:.2f}"} if self.decorate_ms is not None else {}
 
     async def _report(self, n: int, decorate_id: str, reply: dict[str, Any]) -> dict[str, Any]:
         return await seam.report(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,

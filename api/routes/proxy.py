@@ -62,7 +62,8 @@ async def _proxy(
     if (replay := await call.replay()) is not None:
         return Response(replay, media_type="text/event-stream") if streamed else JSONBytes(replay)
     if not streamed:
-        return JSONBytes(await call.answer())
+        answer = await call.answer()
+        return JSONBytes(answer, headers=call.server_timing)
     events = call.stream()
     # The first bytes are awaited here, so what fails before anything was shown (decorate, a 429) is an
     # ordinary HTTP error with its status; what fails after is an error event at the end of the stream.
@@ -73,7 +74,8 @@ async def _proxy(
         async for chunk in events:
             yield chunk
 
-    return StreamingResponse(rest(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return StreamingResponse(rest(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", **call.server_timing})
 
 
 @router.post("/v1/chat/completions")
