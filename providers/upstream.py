@@ -97,7 +97,7 @@ class Upstream:
 
 
 class UpstreamPool:
-    """Clients kept per provider and key, so calls reuse their connections; the least recent closes first."""
+    """Clients kept per provider and key, so calls reuse their connections; the least recent goes first."""
 
     def __init__(self, *, timeout: float, size: int = 256) -> None:
         self.timeout, self.size = timeout, size
@@ -111,8 +111,8 @@ class UpstreamPool:
             client = self._clients[name] = Upstream(target, timeout=self.timeout)
         self._clients.move_to_end(name)
         while len(self._clients) > self.size:
-            _, old = self._clients.popitem(last=False)
-            await old.close()
+            # Not closed here: a call may still be using it; its connections close when it is collected.
+            self._clients.popitem(last=False)
         return client
 
     async def close(self) -> None:

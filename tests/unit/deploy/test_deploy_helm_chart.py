@@ -47,6 +47,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
             "mtls": {"enabled": True, "existingSecret": "lethe-temporal-client", "caKey": "ca.crt"},
         },
         "adminToken": {"existingSecret": "lethe-admin", "existingSecretKey": "token"},
+        "secretKey": {"existingSecret": "lethe-secret-key"},
         "openai": {"existingSecret": "lethe-openai"},
     },
     "ingress-autoscaling": {
@@ -225,7 +226,7 @@ def test_settings_are_lethe_settings(rendered: dict[str, list[dict[str, Any]]], 
             assert box["envFrom"] == [{"configMapRef": {"name": RELEASE}}]
             # Secrets never sit in the ConfigMap.
             assert not {"LETHE_DATABASE_URL", "LETHE_TEMPORAL_API_KEY", "LETHE_ADMIN_TOKEN",
-                        "LETHE_OPENAI_API_KEY"} & set(settings)
+                        "LETHE_OPENAI_API_KEY", "LETHE_SECRET_KEY"} & set(settings)
 
 
 @pytest.mark.parametrize("set_name", SET_NAMES)
@@ -292,6 +293,7 @@ def test_mtls_mounts_the_client_certificate_from_the_existing_secret(
             assert {"name": "temporal-tls", "mountPath": TLS_MOUNT, "readOnly": True} in box["volumeMounts"]
             assert secret_ref(box, "LETHE_DATABASE_URL") == ("lethe-db", "url")
             assert secret_ref(box, "LETHE_ADMIN_TOKEN") == ("lethe-admin", "token")
+            assert secret_ref(box, "LETHE_SECRET_KEY") == ("lethe-secret-key", "secret-key")
             assert secret_ref(box, "LETHE_OPENAI_API_KEY") == ("lethe-openai", "openai-api-key")
             assert "LETHE_TEMPORAL_API_KEY" not in env_of(box)
 

@@ -61,6 +61,10 @@ false
 {{- if or .Values.adminToken.value .Values.adminToken.existingSecret }}true{{ end }}
 {{- end }}
 
+{{- define "lethe.hasSecretKey" -}}
+{{- if or .Values.secretKey.value .Values.secretKey.existingSecret }}true{{ end }}
+{{- end }}
+
 {{- define "lethe.hasOpenAIKey" -}}
 {{- if or .Values.openai.apiKey .Values.openai.existingSecret }}true{{ end }}
 {{- end }}
@@ -103,6 +107,9 @@ env:
 {{- end }}
 {{- if include "lethe.hasAdminToken" . }}
 {{ include "lethe.secretEnv" (dict "name" "LETHE_ADMIN_TOKEN" "chartSecret" $secret "chartKey" "admin-token" "existingSecret" .Values.adminToken.existingSecret "existingSecretKey" .Values.adminToken.existingSecretKey) | indent 2 }}
+{{- end }}
+{{- if include "lethe.hasSecretKey" . }}
+{{ include "lethe.secretEnv" (dict "name" "LETHE_SECRET_KEY" "chartSecret" $secret "chartKey" "secret-key" "existingSecret" .Values.secretKey.existingSecret "existingSecretKey" .Values.secretKey.existingSecretKey) | indent 2 }}
 {{- end }}
 {{- if include "lethe.hasOpenAIKey" . }}
 {{ include "lethe.secretEnv" (dict "name" "LETHE_OPENAI_API_KEY" "chartSecret" $secret "chartKey" "openai-api-key" "existingSecret" .Values.openai.existingSecret "existingSecretKey" .Values.openai.existingSecretKey) | indent 2 }}
