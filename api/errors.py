@@ -81,7 +81,7 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, LetheError)
         return _response(exc)
 
-    async def validation_error(_: Request, exc: Exception) -> JSONResponse:
+    async def validation_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         return _response(invalid_from_validation(exc))
 

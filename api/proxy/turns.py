@@ -173,7 +173,10 @@ class ProxyCall:
             if not filter_.visible and self._continues(reported, reply, n):
                 continue  # nothing was shown: the agent sees only the next call's answer
             tail = [sse(out, named=named) for out in filter_.release()]
-            tail += [sse(out, named=named) for out in filter_.finish()] if named else [_DONE]
+            if isinstance(filter_, ResponsesStreamFilter):
+                tail += [sse(out, named=named) for out in filter_.finish()]
+            else:
+                tail.append(_DONE)
             await self._remember(b"".join([*self.sent, *tail]))
             for chunk in tail:
                 yield chunk

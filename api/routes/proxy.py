@@ -13,11 +13,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import Response, StreamingResponse
 
+from api.clock import Clock
+from api.context import HotPath
 from api.deps import ClockDep, HotPathDep, MemoryIdDep, RelayDep, SettingsDep, TenantDep
 from api.encoding import JSONBytes
 from api.proxy.turns import ProxyCall
 from api.proxy.upstreams import ProxyContext
+from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
+from config.settings import Settings
 from engine.errors import InvalidInput, PayloadTooLarge
 
 router = APIRouter(tags=["proxy"])
@@ -45,8 +49,9 @@ async def _body(request: Request, limit: int, shape: str) -> dict[str, Any]:
 
 
 async def _proxy(
-    shape: str, request: Request, memory_id: str | None, tenant_id: str, hot_path: Any, relay: Any, clock: Any,
-    settings: Any, upstream_url: str | None, upstream_key: str | None, idempotency_key: str | None,
+    shape: str, request: Request, memory_id: str | None, tenant_id: str, hot_path: HotPath, relay: OutboxRelay,
+    clock: Clock, settings: Settings, upstream_url: str | None, upstream_key: str | None,
+    idempotency_key: str | None,
 ) -> Response:
     if memory_id is None:
         raise InvalidInput("send the memory id in X-Lethe-Memory, or use the base URL /v1/m/{memory_id}",

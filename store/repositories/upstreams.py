@@ -52,4 +52,4 @@ async def get_upstream(session: AsyncSession, *, tenant_id: str, box: SecretBox 
 
 async def clear_upstream(session: AsyncSession, *, tenant_id: str) -> bool:
     result = await session.execute(delete(TenantUpstream).where(TenantUpstream.tenant_id == tenant_id))
-    return bool(result.rowcount)
+    return bool(result.rowcount)  # type: ignore[attr-defined]

@@ -2,45 +2,48 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
+import io
 import uuid
-from pathlib import Path
 
 import httpx
+import pytest
 from openai import AsyncOpenAI
 from sqlalchemy import select
 
+from cli import upstream as upstream_command
+from cli.main import _parser
 from config.settings import Settings
 from store.db import Database
 from store.models import TenantUpstream
 from tests.fake_upstream import FakeUpstream
 from tests.integration.conftest import ADMIN_TOKEN
 
-LETHE = str(Path(sys.executable).parent / "lethe")
 KEY = "sk-cli-stored-key-9876543210"
 
 
-def _lethe(settings: Settings, *args: str, stdin: str = "", secret: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LETHE_DATABASE_URL": settings.database_url, "LETHE_ENV": "development",
-           "LETHE_SECRET_KEY": secret}
-    return subprocess.run([LETHE, *args], env=env, input=stdin, capture_output=True, text=True, timeout=60)
+async def _lethe(settings: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                 *args: str, stdin: str = "") -> str:
+    """`lethe tenant upstream ...` as the command parses and runs it (in-process: a fresh interpreter per call
+    costs seconds); its output."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    capsys.readouterr()
+    assert await upstream_command.run(settings, _parser().parse_args(["tenant", "upstream", *args])) == 0
+    return capsys.readouterr().out
 
 
 async def test_cli_stores_an_encrypted_key_that_the_proxy_uses_after_a_rotation(
     settings: Settings, proxy_gateway: str, upstream: FakeUpstream, db: Database,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Sealed with the old secret; the gateway lists the new one first and the old one after, so it still opens.
+    old = settings.model_copy(update={"secret_key": settings.secret_key.__class__("test-secret-old")})
     name = "upstream-" + uuid.uuid4().hex[:8]
     async with httpx.AsyncClient(base_url=proxy_gateway) as gateway:
         created = (await gateway.post("/v1/admin/tenants", json={"name": name},
                                       headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})).json()
-    # Sealed with the old secret; the gateway lists the new one first and the old one after, so it still opens.
-    result = await asyncio.to_thread(_lethe, settings, "tenant", "upstream", name, "--base-url", upstream.base_url,
-                                     "--api-key-stdin", stdin=KEY + "\n", secret="test-secret-old")
-    assert result.returncode == 0, result.stderr
-    assert KEY not in result.stdout and "…3210" in result.stdout
+    out = await _lethe(old, capsys, monkeypatch, name, "--base-url", upstream.base_url, "--api-key-stdin",
+                       stdin=KEY + "\n")
+    assert KEY not in out and "…3210" in out
     async with db.session() as session:
         row = (await session.execute(select(TenantUpstream).where(
             TenantUpstream.tenant_id == created["tenant_id"]))).scalar_one()
@@ -51,9 +54,6 @@ async def test_cli_stores_an_encrypted_key_that_the_proxy_uses_after_a_rotation(
     assert answer.choices[0].message.content == "Noted: Hi there"
     assert upstream.headers[-1]["authorization"] == f"Bearer {KEY}"
 
-    shown = await asyncio.to_thread(_lethe, settings, "tenant", "upstream", created["tenant_id"],
-                                    secret="test-secret-old")
-    assert shown.returncode == 0 and upstream.base_url in shown.stdout and KEY not in shown.stdout
-    cleared = await asyncio.to_thread(_lethe, settings, "tenant", "upstream", name, "--clear",
-                                      secret="test-secret-old")
-    assert cleared.returncode == 0 and "cleared" in cleared.stdout, cleared.stderr
+    shown = await _lethe(old, capsys, monkeypatch, created["tenant_id"])
+    assert upstream.base_url in shown and KEY not in shown
+    assert "cleared" in await _lethe(old, capsys, monkeypatch, name, "--clear")
