@@ -8,6 +8,7 @@ the agent's own client decides, with the same Idempotency-Key, whether to try ag
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
+import orjson
 from openai import AsyncOpenAI, AsyncStream
 
 from engine.errors import UpstreamError
@@ -63,6 +65,23 @@ def _mapped(exc: Exception, timeout: float) -> UpstreamError:
     raise exc
 
 
+def _encoded(body: dict[str, Any]) -> bytes:
+    """The body as JSON bytes, which the SDK sends as they are: orjson is several times faster than the SDK's own
+    encoder on a long conversation, and this sits between decorate and the first token."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # integers past 64 bits
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# Newer SDKs take raw bytes as `content`; older ones as `body`.
+_RAW = "content" if "content" in inspect.signature(AsyncOpenAI.post).parameters else "body"
+
+
+def _payload(body: dict[str, Any]) -> dict[str, Any]:
+    return {_RAW: _encoded(body)}
+
+
 class Upstream:
     """One provider (base URL and key): a JSON call, or a streamed one yielding each event's JSON."""
 
@@ -73,7 +92,7 @@ class Upstream:
 
     async def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            reply = await self._client.post(path, cast_to=object, body=body)
+            reply = await self._client.post(path, cast_to=object, **_payload(body))
         except openai.OpenAIError as exc:
             raise _mapped(exc, self.timeout) from exc
         if not isinstance(reply, dict):
@@ -83,8 +102,8 @@ class Upstream:
 
     async def stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         try:
-            events = await self._client.post(path, cast_to=object, body=body, stream=True,
-                                             stream_cls=AsyncStream[object])
+            events = await self._client.post(path, cast_to=object, stream=True, stream_cls=AsyncStream[object],
+                                             **_payload(body))
             async with events:
                 async for event in events:
                     if isinstance(event, dict):

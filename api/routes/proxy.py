@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import Response, StreamingResponse
 
@@ -38,9 +39,12 @@ async def _body(request: Request, limit: int, shape: str) -> dict[str, Any]:
     if len(raw) > limit:
         raise PayloadTooLarge(f"the body is {len(raw)} bytes; the limit is {limit} (LETHE_MAX_BODY_BYTES)")
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:  # orjson refuses integers past 64 bits, which a request may carry
+            body = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object")
     if _FIELD[shape] not in body:
