@@ -98,4 +98,5 @@ async def test_upstream_key_never_reaches_the_logs(
     with pytest.raises(Exception):  # noqa: B017 - the 429 itself is tested elsewhere
         await agent.ask("Again", stream=False)
     assert upstream.headers[0]["authorization"] == "Bearer sk-upstream-secret-0123456789"
+    assert upstream.headers[0]["content-type"] == "application/json"
     assert "sk-upstream-secret" not in caplog.text
