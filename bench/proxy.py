@@ -3,8 +3,9 @@
 Starts `lethe dev` on free ports with a throwaway data directory and the tests' local OpenAI-compatible
 upstream in a thread (it streams each event after `--event-delay-ms`), then runs one conversation both ways,
 turn by turn, streamed Chat Completions over raw HTTP: straight to the upstream, then through the proxy with
-the same transcript. The proxy's own decorate time comes from its `Server-Timing: decorate;dur=` header, so
-the overhead beyond decorate is proxy TTFT - direct TTFT - decorate.
+the same transcript. The proxy's `Server-Timing` says how long decorate took and how long the model took to
+its first event, so the overhead beyond decorate is proxy TTFT - direct TTFT - decorate (which includes the
+extra network hop), and the gateway's own work is its time to the first byte less decorate and the model.
 
     .venv/bin/python bench/proxy.py [--samples 200] [--event-delay-ms 2]
 
@@ -37,14 +38,15 @@ from tests.fake_upstream import serve_fake_upstream  # noqa: E402
 
 
 def _stream(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]
-            ) -> tuple[float, float, str, float | None]:
-    """One streamed call: seconds to the first content, seconds to the end, the text, the proxy's decorate ms."""
+            ) -> tuple[float, float, str, dict[str, float]]:
+    """One streamed call: seconds to the first content, seconds to the end, the text, the proxy's Server-Timing
+    (app: the gateway's whole time to its first byte; decorate; upstream: the model call to its first event)."""
     started = time.perf_counter()
-    first, text, decorate_ms = None, "", None
+    first, text = None, ""
     with client.stream("POST", url, json=body, headers=headers) as response:
         response.raise_for_status()
-        timing = re.search(r"decorate;dur=([\d.]+)", ",".join(response.headers.get_list("server-timing")))
-        decorate_ms = float(timing.group(1)) if timing else None
+        timing = {name: float(value) for name, value in re.findall(
+            r"(\w+);dur=([\d.]+)", ",".join(response.headers.get_list("server-timing")))}
         for line in response.iter_lines():
             if not line.startswith("data: {"):
                 continue
@@ -54,7 +56,7 @@ def _stream(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[
                     first = first or time.perf_counter()
                     text += piece
     ended = time.perf_counter()
-    return ((first or ended) - started), ended - started, text, decorate_ms
+    return ((first or ended) - started), ended - started, text, timing
 
 
 def main() -> None:
@@ -69,7 +71,8 @@ def main() -> None:
     proc, url, key = _start_stack(data_dir / "state")
     rows: dict[str, list[float]] = {k: [] for k in ("direct_ttft_ms", "direct_total_ms", "proxy_ttft_ms",
                                                     "proxy_total_ms", "decorate_ms", "ttft_overhead_ms",
-                                                    "ttft_overhead_beyond_decorate_ms")}
+                                                    "ttft_overhead_beyond_decorate_ms",
+                                                    "gateway_own_ms_before_first_byte")}
     try:
         with serve_fake_upstream() as upstream, httpx.Client(timeout=60) as client:
             upstream.delay = args.event_delay_ms / 1000
@@ -82,8 +85,8 @@ def main() -> None:
                 body = {"model": "gpt-4o-mini", "messages": transcript, "stream": True}
                 d_first, d_total, _, _ = _stream(client, f"{upstream.base_url}/chat/completions", body,
                                                  {"Authorization": "Bearer sk-bench"})
-                p_first, p_total, text, decorate_ms = _stream(client, f"{url}/v1/chat/completions", body,
-                                                              proxy_headers)
+                p_first, p_total, text, timing = _stream(client, f"{url}/v1/chat/completions", body, proxy_headers)
+                decorate_ms = timing.get("decorate")
                 transcript.append({"role": "assistant", "content": text})
                 if turn < args.warmup or decorate_ms is None:
                     continue
@@ -94,6 +97,8 @@ def main() -> None:
                 rows["decorate_ms"].append(decorate_ms)
                 rows["ttft_overhead_ms"].append((p_first - d_first) * 1000)
                 rows["ttft_overhead_beyond_decorate_ms"].append((p_first - d_first) * 1000 - decorate_ms)
+                # What the gateway spent itself: its time to the first byte less decorate and the model's wait.
+                rows["gateway_own_ms_before_first_byte"].append(timing["app"] - decorate_ms - timing["upstream"])
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -54,6 +54,8 @@ class ProxyCall:
     sent: list[bytes] = field(default_factory=list)
     # How long the first decorate took, for the answer's Server-Timing (what the proxy adds before the model).
     decorate_ms: float | None = None
+    # From sending the model call to the first event worth showing, as the gateway saw it.
+    upstream_ms: float | None = None
 
     # --- idempotency of the whole call (only with an explicit key: the inner calls cover the rest) ---
 
@@ -94,7 +96,10 @@ class ProxyCall:
 
     @property
     def server_timing(self) -> dict[str, str]:
-        return {"Server-Timing": f"decorate;dur={self.decorate_ms:.2f}"} if self.decorate_ms is not None else {}
+        """The answer's start, broken down: with the gateway's `app;dur=` it shows the proxy's own share."""
+        parts = [f"{name};dur={value:.2f}" for name, value in
+                 (("decorate", self.decorate_ms), ("upstream", self.upstream_ms)) if value is not None]
+        return {"Server-Timing": ", ".join(parts)} if parts else {}
 
     async def _report(self, n: int, decorate_id: str, reply: dict[str, Any]) -> dict[str, Any]:
         return await seam.report(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
@@ -111,7 +116,9 @@ class ProxyCall:
     async def answer(self) -> bytes:
         for n in range(MAX_CALLS):
             decorated = await self._decorate(n)
+            called = time.perf_counter()
             reply = await self.upstream.create(PATHS[self.shape], decorated["request"])
+            self.upstream_ms = (time.perf_counter() - called) * 1000
             reported = await self._report(n, decorated["decorate_id"], reply)
             if not self._continues(reported, reply, n):
                 break
@@ -159,8 +166,11 @@ class ProxyCall:
                 asked = dict(request.get("stream_options") or {})
                 filter_ = ChatStreamFilter(send_usage=bool(asked.get("include_usage")))
                 request["stream_options"] = {**asked, "include_usage": True}  # the usage reaches report
+            called = time.perf_counter()
             async for event in self.upstream.stream(PATHS[self.shape], request):
                 for out in filter_.feed(event):
+                    if self.upstream_ms is None:
+                        self.upstream_ms = (time.perf_counter() - called) * 1000
                     yield self._sent(sse(out, named=named))
             self._check_complete(filter_)
             if isinstance(filter_, ResponsesStreamFilter) and filter_.failed:
