@@ -13,9 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.episodes import Episode, EpisodeState
-from engine.units import Unit
+from engine.units import Unit, closed_units
 
-__all__ = ["BoundaryScores", "boundary_ranks", "covered_prefix", "cut", "cut_history", "uncut_runs"]
+__all__ = [
+    "BoundaryScores",
+    "boundary_ranks",
+    "covered_prefix",
+    "cut",
+    "cut_closed",
+    "cut_history",
+    "judged_prefix",
+    "uncut_runs",
+]
 
 
 @dataclass(frozen=True)
@@ -137,3 +146,31 @@ def covered_prefix(episodes: Sequence[Episode]) -> int:
             break
         covered = max(covered, last)
     return covered
+
+
+def judged_prefix(run: Sequence[Unit], scores: Mapping[int, BoundaryScores]) -> list[Unit]:
+    """The start of an uncut stretch up to its first unit the judge has not scored yet."""
+    for index, unit in enumerate(run):
+        if unit.first_seq not in scores:
+            return list(run[:index])
+    return list(run)
+
+
+def cut_closed(
+    units: Sequence[Unit],
+    episodes: Sequence[Episode],
+    *,
+    turn: int,
+    scores: Mapping[int, BoundaryScores],
+    max_tokens: int,
+    min_units: int = 1,
+    judged_only: bool = True,
+) -> list[Episode]:
+    """New live episodes from the closed history no episode holds yet: the one cut the hot path and the lane
+    both make. With `judged_only`, each stretch is cut only as far as the judge has scored it; the rest waits
+    for the lane (docs/cutting.md). Without it, unscored units count as neutral and only sizes decide."""
+    new: list[Episode] = []
+    for run in uncut_runs(closed_units(units, turn), episodes):
+        ready = judged_prefix(run, scores) if judged_only else run
+        new += cut_history(ready, scores=scores, max_tokens=max_tokens, min_units=min_units)
+    return new

@@ -11,7 +11,7 @@ from store.models.mechanism import (
     NoteCall,
     Trace,
 )
-from store.models.tenancy import ApiKey, Tenant
+from store.models.tenancy import ApiKey, SizeRatio, Tenant
 from store.models.usage import ModelUsage
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "ModelUsage",
     "NoteCall",
     "OutboxEvent",
+    "SizeRatio",
     "Tenant",
     "Trace",
 ]

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,13 +12,15 @@ from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores
 from engine.decorate import MemoryView, decorate, in_view_and_recent, visible_messages
 from engine.episodes import Episode, EpisodeState, acknowledge
+from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.messages import StoredMessage
+from engine.sizing import estimate_tokens
 from engine.validity import problems
-from tests.unit.engine.conversations import T0, request, stored, turn
+from tests.unit.engine.conversations import T0, reply, request, stored, turn, user
 
 SMALL = MechanismConfig(
-    ceiling_tokens=3_000, default_room_for_next_call=200, default_typical_turn=100, episode_max_floor=100
+    ceiling_tokens=3_400, default_room_for_next_call=200, default_typical_turn=100, episode_max_floor=100
 )
 
 
@@ -174,20 +178,78 @@ def test_in_view_and_recent_keeps_what_is_in_view_and_the_recent_tail(
                     if m.seq in tail or not any(e.holds(m.seq) and not e.in_view for e in episodes)]
 
 
-def test_a_cut_can_leave_the_turn_that_just_closed_for_the_lane_to_score() -> None:
+def test_a_cut_goes_only_as_far_as_the_lane_has_judged() -> None:
     items = long_conversation()
     messages = stored(items)
     last_closed = messages[-1].turn - 1
-    cut_all = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
-    assert max(e.last_turn for e in cut_all.new_episodes) == last_closed
-
+    judged = {m.seq: BoundaryScores(first=0.5, last=0.5) for m in messages if m.turn < last_closed}
     deferred = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL,
-                        defer_unscored_turn=True)
+                        boundary_scores=judged)
     assert deferred.new_episodes and max(e.last_turn for e in deferred.new_episodes) == last_closed - 1
     assert deferred.projected_view <= deferred.budget.landing and problems(deferred.request) == []
 
-    # Once the lane has scored that turn, it is cut like the rest.
-    scores = {m.seq: BoundaryScores(first=0.5, last=0.5) for m in messages if m.turn == last_closed}
+    # Once the lane has scored that turn too, it is cut like the rest.
+    judged |= {m.seq: BoundaryScores(first=0.5, last=0.5) for m in messages if m.turn == last_closed}
     scored = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL,
-                      defer_unscored_turn=True, boundary_scores=scores)
+                      boundary_scores=judged)
     assert max(e.last_turn for e in scored.new_episodes) == last_closed
+
+
+def test_nothing_judged_is_cut_unless_the_ceiling_would_be_passed() -> None:
+    items = long_conversation()
+    messages = stored(items)
+    waits = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL,
+                     boundary_scores={})
+    assert waits.new_episodes == () and waits.estimated_tokens <= waits.budget.ceiling
+    # A lane far behind (or down) must not let the request pass the hard limit: sizes alone cut then.
+    tight = replace(SMALL, ceiling_tokens=3_000)
+    forced = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=tight,
+                      boundary_scores={})
+    assert forced.new_episodes and forced.estimated_tokens <= forced.budget.ceiling
+
+
+def test_a_sleep_that_meets_a_fade_in_progress_is_owed_until_that_fade_ends() -> None:
+    items = long_conversation()
+    messages = stored(items)
+    probe = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
+    config = replace(SMALL, ceiling_tokens=probe.budget.fixed + probe.view_tokens + 1)
+    first = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=config)
+    leaving = [e for e in first.episodes if e.state is EpisodeState.LEAVING]
+    assert leaving
+    # The next user message comes 25 hours later, while those episodes still wait for their note.
+    more = items + turn(12, closed=True)[1:] + turn(13, closed=False)
+    late = stored(more, gap=timedelta(hours=25))
+    roomy = replace(SMALL, ceiling_tokens=20_000, landing_fraction=0.02)
+    waiting = decorate(request("chat", more), MemoryView(late, episodes=first.episodes), now=late[-1].at,
+                       config=roomy)
+    assert not waiting.slept and waiting.sleep_owed
+    assert not any(t.reason == "sleep" for t in waiting.transitions)
+    # The note comes; the fade ends at the next call, and the owed sleep happens there.
+    noted = [acknowledge(e) if e.state is EpisodeState.LEAVING else e for e in waiting.episodes]
+    after = more + [reply("answer 13")] + turn(14, closed=False)
+    later = stored(after)
+    slept = decorate(request("chat", after), MemoryView(later, episodes=noted), now=later[-1].at,
+                     config=roomy, sleep_owed=True)
+    assert slept.slept and not slept.sleep_owed
+    assert any(t.reason == "sleep" for t in slept.transitions)
+
+
+def test_the_estimate_is_of_the_request_as_sent() -> None:
+    items = [*turn(1), *turn(2, closed=False)]
+    messages = stored(items)
+    result = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at)
+    assert result.note_ask_turns is None
+    # No note ask was sent, so none is counted: only the reserve in the budget holds it.
+    sent = {k: v for k, v in result.request.items() if k != "messages"}
+    sent["instructions_items"] = result.request["messages"][:1]
+    assert result.estimated_tokens == estimate_tokens(json.dumps(sent)) + result.view_tokens
+    assert result.estimated_tokens < result.budget.fixed + result.view_tokens
+
+
+def test_a_user_message_larger_than_the_ceiling_is_refused_naming_the_limit() -> None:
+    items = [*turn(1), user("z" * 20_000)]
+    messages = stored(items)
+    with pytest.raises(OverCeiling) as refused:
+        decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
+    assert refused.value.ceiling == SMALL.ceiling_tokens and refused.value.field == "messages"
+    assert str(SMALL.ceiling_tokens) in refused.value.message and refused.value.tokens > SMALL.ceiling_tokens

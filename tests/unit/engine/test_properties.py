@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +14,7 @@ from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut
 from engine.decorate import MemoryView, decorate, visible_messages
 from engine.episodes import EpisodeState, acknowledge
+from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import plan_fade
 from engine.messages import StoredMessage, answered_call_id, call_ids
@@ -82,14 +84,24 @@ def test_decorate_over_a_conversation_keeps_every_rule(
     for end in starts[1:]:
         messages = store(items[:end], gaps[:end])
         now = messages[-1].at
-        result = decorate(
-            request(shape, items[:end]),
-            MemoryView(messages, episodes=episodes, facts=facts, traces=traces),
-            now=now,
-            config=config,
-        )
-        assembled = result.request["messages" if shape == "chat" else "input"]
         turn_now = messages[-1].turn
+        try:
+            result = decorate(
+                request(shape, items[:end]),
+                MemoryView(messages, episodes=episodes, facts=facts, traces=traces),
+                now=now,
+                config=config,
+            )
+        except OverCeiling as refused:
+            # Refused only when the turn in progress and the instructions alone pass the ceiling.
+            skeleton = {k: v for k, v in request(shape, items[:end]).items() if k not in ("messages", "input")}
+            in_turn = sum(m.tokens for m in messages if m.turn == turn_now)
+            assert refused.tokens > ceiling and in_turn + estimate_tokens(json.dumps(skeleton)) > ceiling
+            event("refused: turn over the ceiling")
+            return
+        assembled = result.request["messages" if shape == "chat" else "input"]
+        # The request as sent, counted again from what is sent, never passes the ceiling.
+        assert result.estimated_tokens <= result.budget.ceiling
 
         # Every assembled request is one a provider accepts.
         assert problems(result.request) == []
