@@ -13,6 +13,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from engine.episodes import EpisodeState
+from engine.lane_names import workflow_id
 from engine.traces import episode_activations, significance
 from store.db import Database
 from store.models import (
@@ -26,7 +27,6 @@ from store.models import (
 )
 from store.models import Episode as EpisodeRow
 from store.repositories import mechanism, memories
-from workflows.memory import workflow_id
 
 log = logging.getLogger(__name__)
 

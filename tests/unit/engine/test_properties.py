@@ -17,7 +17,7 @@ from engine.episodes import EpisodeState, acknowledge
 from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import plan_fade
-from engine.messages import StoredMessage, answered_call_id, call_ids
+from engine.messages import StoredMessage, answered_call_id, call_ids, instruction_items
 from engine.sizing import estimate_tokens
 from engine.traces import Trace
 from engine.units import number_turns, split_units
@@ -94,9 +94,12 @@ def test_decorate_over_a_conversation_keeps_every_rule(
             )
         except OverCeiling as refused:
             # Refused only when the turn in progress and the instructions alone pass the ceiling.
-            skeleton = {k: v for k, v in request(shape, items[:end]).items() if k not in ("messages", "input")}
+            sent = request(shape, items[:end])
+            skeleton = {k: v for k, v in sent.items() if k not in ("messages", "input")}
+            skeleton["instructions_items"] = instruction_items(sent)
             in_turn = sum(m.tokens for m in messages if m.turn == turn_now)
-            assert refused.tokens > ceiling and in_turn + estimate_tokens(json.dumps(skeleton)) > ceiling
+            fixed = estimate_tokens(json.dumps(skeleton, ensure_ascii=False))
+            assert refused.tokens > ceiling and in_turn + fixed > ceiling
             event("refused: turn over the ceiling")
             return
         assembled = result.request["messages" if shape == "chat" else "input"]
