@@ -1,9 +1,9 @@
-"""Cutting closed history into episodes: sizes decide how many cuts, the judgment's order decides where.
+"""Turning closed history into episodes: token sizes fix how many pieces, boundary scores fix where they part.
 
-Each unit has two scores from a judgment model: as the first message of a concept, and as the last. They are
-used only as an order: a boundary before unit i ranks by the rank of unit i as a first message plus the rank
-of unit i-1 as a last message. A stretch over the maximum is split at its best-ranked boundary that leaves
-both sides at least the minimum, and again, until every episode fits or no legal split is left.
+The judge gives every unit two numbers (how much it opens a topic, how much it closes one). Only their ranks
+matter: the gap before unit i scores rank(i as opener) + rank(i-1 as closer), lower being better. A piece
+larger than the maximum is divided at its best gap that keeps `min_units` on each side, recursively, until
+each piece fits or cannot be divided further.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class BoundaryScores:
-    """A unit judged as the first and as the last message of a concept (higher means more so)."""
+    """The judge's view of one unit: how strongly it opens a topic (`first`) and closes one (`last`)."""
 
     first: float
     last: float

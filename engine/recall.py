@@ -33,8 +33,8 @@ def _window(words: list[str], size: int, stride: int) -> list[str]:
 def split_parts(
     text: str, *, min_chars: int = 24, max_words: int = 60, overlap_words: int = 15
 ) -> list[str]:
-    """Sentences and lines of a message, short neighbours joined, long ones windowed, so a question tacked
-    onto a long correction is searched on its own."""
+    """Split a message into search parts (sentences or lines): tiny neighbours merge, long ones are windowed,
+    so each distinct point in a message gets its own query."""
     pieces = [
         sentence.strip()
         for line in text.splitlines()
@@ -77,7 +77,7 @@ def fuse_ranks(rankings: Sequence[Sequence[K]], *, k: int = 60) -> list[tuple[K,
 
 @dataclass(frozen=True)
 class FactGroup:
-    """Facts about one neighbourhood of entities, named for its most connected entity, newest first."""
+    """A cluster of facts over linked entities, labelled by the entity with most links; newest fact first."""
 
     name: str
     facts: tuple[Fact, ...]

@@ -40,7 +40,7 @@ class Memory(Base):
 
 
 class Message(Base):
-    """A message exactly as it was sent, numbered, with the user turn it belongs to."""
+    """One stored item of a memory's history: the JSON body verbatim, its `seq` within the memory and its turn."""
 
     __tablename__ = "messages"
     __table_args__ = (
