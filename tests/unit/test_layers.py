@@ -24,15 +24,30 @@ ALLOWED = {
 }
 
 
-def _imports(package: str) -> list[tuple[Path, str]]:
+def _modules(source: str) -> list[str]:
+    """Every module a source imports, by absolute name (relative imports stay inside their package)."""
     found = []
-    for path in (ROOT / package).rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                found += [(path, alias.name) for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found.append((path, node.module))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
     return found
+
+
+def _imports(package: str) -> list[tuple[Path, str]]:
+    return [(path, module) for path in (ROOT / package).rglob("*.py") for module in _modules(path.read_text())]
+
+
+def test_the_checker_sees_imports_at_any_depth() -> None:
+    source = "import numpy\nfrom sqlalchemy import orm\ndef f():\n    from store.db import Database\n"
+    assert _modules(source) == ["numpy", "sqlalchemy", "store.db"]
+
+
+def test_engine_imports_only_the_standard_library() -> None:
+    outside = [(str(p.relative_to(ROOT)), m) for p, m in _imports("engine")
+               if m.split(".")[0] not in sys.stdlib_module_names | {"__future__", "engine"}]
+    assert outside == []
 
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))
