@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores
-from engine.decorate import MemoryView, decorate, in_view_and_recent, visible_messages
+from engine.decorate import Decoration, MemoryView, decorate, in_view_and_recent, visible_messages
 from engine.episodes import Episode, EpisodeState, acknowledge
 from engine.errors import OverCeiling
 from engine.facts import Fact
@@ -29,6 +29,17 @@ def long_conversation(turns: int = 12, shape: str = "chat") -> list[dict]:
     for index in range(1, turns):
         items += turn(index, shape, calls=[1], text="x" * 200)  # type: ignore[arg-type]
     return items + turn(turns, shape, closed=False)  # type: ignore[arg-type]
+
+
+def faded_once() -> tuple[list[dict], list[StoredMessage], MechanismConfig, Decoration]:
+    """A long conversation decorated under a ceiling just above it: over the budget (so it fades) but not
+    past the ceiling, so the picked episodes stay leaving."""
+    items = long_conversation()
+    messages = stored(items)
+    probe = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
+    config = replace(SMALL, ceiling_tokens=probe.budget.fixed + probe.view_tokens + 1)
+    return items, messages, config, decorate(request("chat", items), MemoryView(messages), now=messages[-1].at,
+                                             config=config)
 
 
 def test_decorate_small_history_changes_nothing() -> None:
@@ -53,12 +64,7 @@ def test_decorate_over_budget_cuts_and_fades_with_a_note_ask() -> None:
 
 
 def test_decorate_no_new_fade_while_leaving_then_seals_after_note() -> None:
-    items = long_conversation()
-    messages = stored(items)
-    probe = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
-    # A ceiling just above this request: over the budget (so it fades) but not past the ceiling.
-    config = replace(SMALL, ceiling_tokens=probe.budget.fixed + probe.view_tokens + 1)
-    first = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=config)
+    items, messages, config, first = faded_once()
     assert first.transitions
     again = decorate(
         request("chat", items),
@@ -210,11 +216,7 @@ def test_nothing_judged_is_cut_unless_the_ceiling_would_be_passed() -> None:
 
 
 def test_a_sleep_that_meets_a_fade_in_progress_is_owed_until_that_fade_ends() -> None:
-    items = long_conversation()
-    messages = stored(items)
-    probe = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=SMALL)
-    config = replace(SMALL, ceiling_tokens=probe.budget.fixed + probe.view_tokens + 1)
-    first = decorate(request("chat", items), MemoryView(messages), now=messages[-1].at, config=config)
+    items, messages, config, first = faded_once()
     leaving = [e for e in first.episodes if e.state is EpisodeState.LEAVING]
     assert leaving
     # The next user message comes 25 hours later, while those episodes still wait for their note.
