@@ -15,7 +15,7 @@ from temporalio import activity
 
 from engine.budget import RECENT_MESSAGES, budget_for
 from engine.config import MechanismConfig
-from engine.cutting import BoundaryScores, covered_prefix, cut_closed, uncut_runs
+from engine.cutting import covered_prefix, cut_closed, uncut_runs
 from engine.episodes import Episode
 from engine.texts import CONTEXT_UNITS, unit_text
 from engine.units import closed_units, current_turn, units_of
@@ -61,7 +61,7 @@ async def score_units(db: Database, judge: Judge, *, tenant_id: str, memory_id: 
         verdicts = await judge.score_boundaries(texts, scope=UsageScope(tenant_id, memory_id))
         wanted = set(batch)
         scores = {
-            (u.first_seq, u.last_seq): BoundaryScores(first=v.start, last=v.end)
+            (u.first_seq, u.last_seq): v
             for index, u, v in zip(range(lo, hi), window, verdicts, strict=True) if index in wanted
         }
         async with db.session() as session, session.begin():

@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.clock import Clock
 from api.context import HotPath
 from api.encoding import encode
-from api.memory_cache import CachedMemory, History, Mechanism
+from api.memory_cache import CachedMemory, History, MemoryContents
 from api.shapes import parse_request, role_of
 from engine.budget import RECENT_MESSAGES
 from engine.cutting import covered_prefix
-from engine.decorate import Decoration, MemoryView, in_view_and_recent
+from engine.decorate import DecoratePlan, StoredMemory, in_view_and_recent
 from engine.decorate import decorate as plan_decorate
 from engine.episodes import EpisodeState
 from engine.messages import item_kind
@@ -70,7 +70,7 @@ async def decorate(
             return replay
         now = clock.advance(memory)
         history, stored = await _store_new_messages(ctx, session, call, tenant_id=tenant_id, memory=memory, now=now)
-        known = await _mechanism(ctx, session, tenant_id=tenant_id, memory=memory)
+        known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
         plan = await _plan(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history, known=known,
                            now=now)
         await _save_plan(session, plan, tenant_id=tenant_id, memory=memory, now=now)
@@ -113,11 +113,11 @@ async def _store_new_messages(
     return history.extended(messages.stored_rows(stored, fresh)), stored
 
 
-async def _mechanism(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memory: Memory) -> Mechanism:
-    known = ctx.memories.get(tenant_id, memory.id).mechanism
+async def _contents(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memory: Memory) -> MemoryContents:
+    known = ctx.memories.get(tenant_id, memory.id).contents
     if known is not None and known.version == memory.mechanism_version:
         return known
-    return Mechanism(
+    return MemoryContents(
         version=memory.mechanism_version,
         episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id),
         facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id),
@@ -127,9 +127,9 @@ async def _mechanism(ctx: HotPath, session: AsyncSession, *, tenant_id: str, mem
 
 async def _plan(
     ctx: HotPath, session: AsyncSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
-    known: Mechanism, now: datetime,
-) -> Decoration:
-    view = MemoryView(
+    known: MemoryContents, now: datetime,
+) -> DecoratePlan:
+    view = StoredMemory(
         messages=in_view_and_recent(history.messages, known.episodes, recent=RECENT_MESSAGES),
         episodes=known.episodes, facts=known.facts, traces=known.traces,
     )
@@ -143,7 +143,7 @@ async def _plan(
     )
 
 
-async def _save_plan(session: AsyncSession, plan: Decoration, *, tenant_id: str, memory: Memory,
+async def _save_plan(session: AsyncSession, plan: DecoratePlan, *, tenant_id: str, memory: Memory,
                      now: datetime) -> None:
     await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
     await mechanism.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
@@ -156,7 +156,7 @@ async def _save_plan(session: AsyncSession, plan: Decoration, *, tenant_id: str,
 
 
 def _answer(
-    session: AsyncSession, call: _Call, plan: Decoration, stored: list[Message], *, tenant_id: str,
+    session: AsyncSession, call: _Call, plan: DecoratePlan, stored: list[Message], *, tenant_id: str,
     memory: Memory, now: datetime,
 ) -> bytes:
     """Record the call (its decoration row, the lane's event, the answer a retry gets) and encode the answer."""

@@ -20,7 +20,7 @@ from engine.messages import StoredMessage
 from engine.recognition import HeldMessage
 from engine.traces import Trace
 
-__all__ = ["CachedMemory", "History", "MemoryCache", "Mechanism"]
+__all__ = ["CachedMemory", "History", "MemoryCache", "MemoryContents"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class History:
 
 
 @dataclass(frozen=True)
-class Mechanism:
+class MemoryContents:
     """A memory's episodes, facts in force and counted traces, as loaded at one mechanism version."""
 
     version: int
@@ -53,7 +53,7 @@ class Mechanism:
 @dataclass(frozen=True)
 class CachedMemory:
     history: History = field(default_factory=History)
-    mechanism: Mechanism | None = None
+    contents: MemoryContents | None = None
 
 
 class MemoryCache:

@@ -21,7 +21,7 @@ __all__ = [
     "covered_prefix",
     "cut",
     "cut_closed",
-    "cut_history",
+    "cut_stretch",
     "judged_prefix",
     "uncut_runs",
 ]
@@ -89,7 +89,7 @@ def cut(
     return sorted(episodes)
 
 
-def cut_history(
+def cut_stretch(
     units: Sequence[Unit],
     *,
     scores: Mapping[int, BoundaryScores],
@@ -172,5 +172,5 @@ def cut_closed(
     new: list[Episode] = []
     for run in uncut_runs(closed_units(units, turn), episodes):
         ready = judged_prefix(run, scores) if judged_only else run
-        new += cut_history(ready, scores=scores, max_tokens=max_tokens, min_units=min_units)
+        new += cut_stretch(ready, scores=scores, max_tokens=max_tokens, min_units=min_units)
     return new

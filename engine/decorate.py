@@ -39,11 +39,11 @@ from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
 from engine.units import current_turn, units_of
 
-__all__ = ["Decoration", "MemoryView", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages"]
+__all__ = ["DecoratePlan", "StoredMemory", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages"]
 
 
 @dataclass(frozen=True)
-class MemoryView:
+class StoredMemory:
     """What the store holds for one memory, loaded for a decorate. Messages are the history in seq order,
     the new ones included; recall blocks are keyed by the turn whose user message they precede."""
 
@@ -55,7 +55,7 @@ class MemoryView:
 
 
 @dataclass(frozen=True)
-class Decoration:
+class DecoratePlan:
     """The outcome of a decorate: the request to send, and every change the store must persist."""
 
     request: dict[str, Any]
@@ -201,7 +201,7 @@ def _seal_if_past_ceiling(episodes: list[Episode], request_tokens: int, ceiling:
 
 def decorate(
     request: Mapping[str, Any],
-    memory: MemoryView,
+    memory: StoredMemory,
     *,
     now: datetime,
     config: MechanismConfig = MechanismConfig(),  # noqa: B008 - frozen, so one shared default is safe
@@ -209,7 +209,7 @@ def decorate(
     count_text: Callable[[str], int] = estimate_tokens,
     size_ratio: float | None = None,
     sleep_owed: bool = False,
-) -> Decoration:
+) -> DecoratePlan:
     """Plan this call's memory and assemble the request.
 
     `boundary_scores` are the lane's, keyed by a unit's first seq: a cut goes only as far as they reach
@@ -268,7 +268,7 @@ def decorate(
             f"{budget.ceiling} tokens (the instructions, tools and turn in progress are too large on their own)",
             field=field, ceiling=budget.ceiling, tokens=sent,
         )
-    return Decoration(
+    return DecoratePlan(
         request=assembled, episodes=tuple(episodes), new_episodes=tuple(new_episodes),
         new_traces=tuple(encoding_trace(e) for e in new_episodes), transitions=tuple(transitions),
         note_ask_turns=ask_turns, slept=slept, sleep_owed=sleep_due and not slept, budget=budget,
@@ -281,7 +281,7 @@ def _note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:
     return (min(e.first_turn for e in leaving), max(e.last_turn for e in leaving)) if leaving else None
 
 
-def _assemble(request: Mapping[str, Any], memory: MemoryView, episodes: Sequence[Episode], sizes: _ViewSizes,
+def _assemble(request: Mapping[str, Any], memory: StoredMemory, episodes: Sequence[Episode], sizes: _ViewSizes,
               ask_turns: tuple[int, int] | None) -> dict[str, Any]:
     history: list[Mapping[str, Any] | Block] = []
     for message in visible_messages(memory.messages, episodes):

@@ -28,7 +28,7 @@ class Memory(Base):
     last_turn: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     last_user_message_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The latest time this memory has seen; X-Lethe-Now may never move it backwards.
-    clock: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    latest_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Moves whenever the memory's episodes, facts or traces change (database triggers, migration 0005, so no
     # writer can forget it): the gateway reuses what it last loaded of them while this has not moved.
     mechanism_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0", nullable=False)

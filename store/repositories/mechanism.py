@@ -195,7 +195,7 @@ async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -
 async def load_boundary_scores(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, after_seq: int = 0
 ) -> dict[int, BoundaryScores]:
-    """Scores keyed by a unit's first seq, as `engine.decorate` and `engine.cut_history` take them."""
+    """Scores keyed by a unit's first seq, as `engine.cutting.cut_closed` takes them."""
     rows = await session.execute(
         select(BoundaryScoreRow.unit_first_seq, BoundaryScoreRow.first_score, BoundaryScoreRow.last_score)
         .where(BoundaryScoreRow.tenant_id == tenant_id, BoundaryScoreRow.memory_pk == memory_pk,

@@ -95,7 +95,7 @@ def add_decoration(
 
 
 def mark_reported(memory: Memory, decoration: Decoration, *, at: datetime) -> None:
-    memory.clock = at
+    memory.latest_at = at
     decoration.reported_at = at
 
 

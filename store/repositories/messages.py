@@ -77,7 +77,7 @@ def append_turns(
             memory.last_user_message_at = at
         numbered.append(replace(item, turn=memory.last_turn))
     rows = append_messages(session, tenant_id=tenant_id, memory=memory, new=numbered, at=at)
-    memory.clock = at
+    memory.latest_at = at
     return rows, numbered
 
 

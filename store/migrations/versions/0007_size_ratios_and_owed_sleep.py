@@ -3,7 +3,7 @@
 A new conversation on a model the tenant already uses starts with the ratio its other memories learned.
 A sleep that comes while episodes are leaving waits for that fade to end (`memories.sleep_owed`).
 The lane plans its cuts by the same budget as the hot path, so it reads the fixed part of the memory's
-last decorate (`decorations.fixed_tokens`).
+last decorate (`decorations.fixed_tokens`). `memories.clock` held a time, not a clock: it is `latest_at`.
 
 Revision ID: 0007
 Revises: 0006
@@ -32,9 +32,11 @@ def upgrade() -> None:
     )
     op.add_column('memories', sa.Column('sleep_owed', sa.Boolean(), server_default=sa.false(), nullable=False))
     op.add_column('decorations', sa.Column('fixed_tokens', sa.Integer(), server_default='0', nullable=False))
+    op.alter_column('memories', 'clock', new_column_name='latest_at')
 
 
 def downgrade() -> None:
+    op.alter_column('memories', 'latest_at', new_column_name='clock')
     op.drop_column('decorations', 'fixed_tokens')
     op.drop_column('memories', 'sleep_owed')
     op.drop_table('size_ratios')

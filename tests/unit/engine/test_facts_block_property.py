@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.config import MechanismConfig
-from engine.decorate import MemoryView, decorate
+from engine.decorate import StoredMemory, decorate
 from engine.episodes import EpisodeState
 from engine.facts import Fact
 from engine.traces import Trace
@@ -44,7 +44,7 @@ def test_facts_block_is_the_facts_of_sealed_episodes_most_active_first(
         traces += [Trace(at=now - timedelta(minutes=minutes), score=score, counted=True, fact_id=f"f{number}")
                    for minutes, score in marks]
     roomy = MechanismConfig(ceiling_tokens=1_000_000)
-    result = decorate(request("chat", items), MemoryView(messages, episodes=episodes, facts=facts, traces=traces),
+    result = decorate(request("chat", items), StoredMemory(messages, episodes=episodes, facts=facts, traces=traces),
                       now=now, config=roomy)
 
     sealed = {e.id for e in result.episodes if e.state is EpisodeState.SEALED}

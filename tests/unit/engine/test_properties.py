@@ -12,16 +12,16 @@ from hypothesis import strategies as st
 from engine.assembly import repair_history
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut
-from engine.decorate import MemoryView, decorate, visible_messages
+from engine.decorate import StoredMemory, decorate, visible_messages
 from engine.episodes import EpisodeState, acknowledge
 from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import plan_fade
 from engine.messages import StoredMessage, answered_call_id, call_ids, instruction_items
+from engine.request_rules import problems
 from engine.sizing import estimate_tokens
 from engine.traces import Trace
 from engine.units import number_turns, split_units
-from engine.validity import problems
 from tests.unit.engine.conversations import T0, episode, request, turn
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,7 +88,7 @@ def test_decorate_over_a_conversation_keeps_every_rule(
         try:
             result = decorate(
                 request(shape, items[:end]),
-                MemoryView(messages, episodes=episodes, facts=facts, traces=traces),
+                StoredMemory(messages, episodes=episodes, facts=facts, traces=traces),
                 now=now,
                 config=config,
             )

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.config import MechanismConfig
-from engine.decorate import MemoryView, decorate
+from engine.decorate import StoredMemory, decorate
 from engine.errors import OverCeiling
 from engine.messages import StoredMessage
 from engine.units import number_turns
@@ -44,7 +44,7 @@ def test_every_decorated_request_counted_by_tiktoken_fits_the_ceiling(
         messages = _stored(items[:end], gaps[:end])
         body = request(shape, items[:end], model="gpt-4o")
         try:
-            result = decorate(body, MemoryView(messages, episodes=episodes), now=messages[-1].at, config=config,
+            result = decorate(body, StoredMemory(messages, episodes=episodes), now=messages[-1].at, config=config,
                               count_text=lambda text: COUNTER.count_text(text, model="gpt-4o"))
         except OverCeiling:
             return  # refused: nothing is sent
