@@ -180,6 +180,20 @@ def _fixed(request: Mapping[str, Any], turn: int, count_text: Callable[[str], in
     return _Fixed(count_text(json.dumps(skeleton, ensure_ascii=False, default=str)) + reserve, reserve)
 
 
+def _seal_picked_past_ceiling(episodes: list[Episode], picked: Sequence[Transition], fixed: int,
+                              sizes: _ViewSizes, ceiling: int) -> list[Transition]:
+    """When the episodes a fade just picked would hold the request past the ceiling (a long history arriving in
+    one call), the fewest of them seal without facts, least active first, so the rest can still be asked."""
+    forced: list[Transition] = []
+    for transition in picked:
+        if not ceiling_passed(fixed + sizes.of(episodes), ceiling):
+            break
+        if transition.after is EpisodeState.LEAVING:
+            forced.append(Transition(transition.episode_id, EpisodeState.LEAVING, EpisodeState.SEALED, "ceiling"))
+            episodes[:] = apply_transitions(episodes, forced[-1:])
+    return forced
+
+
 def _seal_acknowledged(episodes: list[Episode], turn: int) -> list[Transition]:
     """Leaving episodes whose facts are written seal once their last turn is over (in place)."""
     transitions = []
@@ -250,8 +264,8 @@ def decorate(
         transitions += plan.transitions
         projected = plan.projected_view
         slept = sleep_due
-        # What just started leaving stays in view until its note; never past the ceiling.
-        transitions += _seal_if_past_ceiling(episodes, fixed.tokens + sizes.of(episodes), budget.ceiling)
+        # What just started leaving stays in view until its note, but never past the ceiling.
+        transitions += _seal_picked_past_ceiling(episodes, plan.transitions, fixed.tokens, sizes, budget.ceiling)
     else:
         projected = sizes.of([e for e in episodes if e.state is not EpisodeState.LEAVING]) - sum(
             e.tokens for e in episodes if e.state is EpisodeState.LEAVING

@@ -256,3 +256,17 @@ def test_a_user_message_larger_than_the_ceiling_is_refused_naming_the_limit() ->
         decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
     assert refused.value.ceiling == SMALL.ceiling_tokens and refused.value.field == "messages"
     assert str(SMALL.ceiling_tokens) in refused.value.message and refused.value.tokens > SMALL.ceiling_tokens
+
+
+def test_a_history_arriving_past_the_ceiling_seals_only_what_must_go_and_asks_for_the_rest() -> None:
+    items = long_conversation()
+    messages = stored(items)
+    tight = replace(SMALL, ceiling_tokens=3_000)  # the whole history and instructions pass it
+    result = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=tight)
+    forced = [t.episode_id for t in result.transitions if t.reason == "ceiling"]
+    leaving = [e for e in result.episodes if e.state is EpisodeState.LEAVING]
+    assert forced and leaving and result.note_ask_turns is not None
+    assert result.estimated_tokens <= tight.ceiling_tokens and problems(result.request) == []
+    # Least active first: what was sealed without facts is older than what is still asked for.
+    by_id = {e.id: e for e in result.episodes}
+    assert max(by_id[key].last_seq for key in forced) < min(e.first_seq for e in leaving)
