@@ -15,6 +15,7 @@ Map (module -> what it owns):
     fade         FadePlan, plan_fade, should_sleep, ceiling_passed, seal_leaving_without_facts,
                  apply_transitions
     sizing       estimate_tokens, correction_ratio, updated_ratio, corrected
+    lane_names   the memory workflow's type, id, signal and search attribute names
     blocks       render_facts_block, render_recall_block (PartRecall, Excerpt), render_note_ask,
                  note_tool_chat, note_tool_responses, NOTE_PARAMETERS, read_note_arguments -> NoteReading
     recall       split_parts, fuse_ranks, group_facts -> FactGroup
@@ -26,9 +27,10 @@ Map (module -> what it owns):
 
 The hot path:
     decorate(request, StoredMemory(messages, episodes, facts, traces, recall_blocks), now=...,
-             config=..., boundary_scores=..., count_text=..., size_ratio=...) -> DecoratePlan
+             config=..., boundary_scores=..., count_text=..., size_ratio=..., sleep_owed=...) -> DecoratePlan
         .request (to send), .episodes / .transitions / .new_episodes / .new_traces (to persist),
-        .note_ask_turns, .slept, .budget, .view_tokens, .projected_view
+        .note_ask_turns, .slept, .sleep_owed, .budget, .view_tokens, .projected_view, .estimated_tokens
+        (raises errors.OverCeiling when the turn in progress alone passes the ceiling)
     report: read_note(response) -> NoteReading | None; acknowledge() each leaving episode when taken;
         without_note_calls(response) for the agent and for history; updated_ratio() for the model.
 """
