@@ -14,11 +14,10 @@ Map (module -> what it owns):
     budget       TurnMeasure, Budget; measure_turns, history_budget, landing, plan_budget, budget_for
     fade         FadePlan, plan_fade, should_sleep, ceiling_passed, seal_leaving_without_facts,
                  apply_transitions
-    sizing       estimate_tokens, correction_ratio, updated_ratio, corrected
+    sizing       estimate_tokens, correction_ratio, updated_ratio
     lane_names   the memory workflow's type, id, signal and search attribute names
-    blocks       render_facts_block, render_recall_block (PartRecall, Excerpt), render_note_ask,
+    blocks       render_facts_block, render_note_ask,
                  note_tool_chat, note_tool_responses, NOTE_PARAMETERS, read_note_arguments -> NoteReading
-    recall       split_parts, fuse_ranks, group_facts -> FactGroup
     assembly     assemble (Chat Completions and Responses), Block, blocks_role, repair_history
     request_rules problems(request): the providers' rules; empty means a provider accepts it
     replies      note_calls, read_note, without_note_calls: the report side of the note call
@@ -26,7 +25,7 @@ Map (module -> what it owns):
     errors       the error tree of every layer
 
 The hot path:
-    decorate(request, StoredMemory(messages, episodes, facts, traces, recall_blocks), now=...,
+    decorate(request, StoredMemory(messages, episodes, facts, traces), now=...,
              config=..., boundary_scores=..., count_text=..., size_ratio=..., sleep_owed=...) -> DecoratePlan
         .request (to send), .episodes / .transitions / .new_episodes / .new_traces (to persist),
         .note_ask_turns, .slept, .sleep_owed, .budget, .view_tokens, .projected_view, .estimated_tokens

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
 from typing import Any
@@ -45,13 +45,12 @@ __all__ = ["DecoratePlan", "StoredMemory", "decorate", "facts_in_block", "in_vie
 @dataclass(frozen=True)
 class StoredMemory:
     """What the store holds for one memory, loaded for a decorate. Messages are the history in seq order,
-    the new ones included; recall blocks are keyed by the turn whose user message they precede."""
+    the new ones included."""
 
     messages: Sequence[StoredMessage]
     episodes: Sequence[Episode] = ()
     facts: Sequence[Fact] = ()
     traces: Sequence[Trace] = ()
-    recall_blocks: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,19 +124,6 @@ def facts_in_block(facts: Sequence[Fact], sealed_ids: frozenset[str]) -> list[Fa
 
 def _sealed(episodes: Sequence[Episode]) -> frozenset[str]:
     return frozenset(e.id for e in episodes if e.state is EpisodeState.SEALED)
-
-
-def _with_recall_sizes(
-    messages: Sequence[StoredMessage], recall: Mapping[int, str], count: Callable[[str], int]
-) -> list[StoredMessage]:
-    # A turn's recall block stands just before its user message and leaves with it, so it counts in its size.
-    if not recall:
-        return list(messages)
-    sized: list[StoredMessage] = []
-    for message in messages:
-        block = recall.get(message.turn) if message.kind == "user" else None
-        sized.append(replace(message, tokens=message.tokens + count(block)) if block else message)
-    return sized
 
 
 class _ViewSizes:
@@ -232,7 +218,7 @@ def decorate(
     sleep that came while a fade was in progress: it happens as soon as that fade ends.
     Raises `OverCeiling` when the turn in progress and what no fade can shrink pass the ceiling on their own.
     """
-    messages = _with_recall_sizes(memory.messages, memory.recall_blocks, count_text)
+    messages = memory.messages
     turn = current_turn(messages)
     units = units_of(messages)
     episodes = list(memory.episodes)
@@ -299,9 +285,6 @@ def _assemble(request: Mapping[str, Any], memory: StoredMemory, episodes: Sequen
               ask_turns: tuple[int, int] | None) -> dict[str, Any]:
     history: list[Mapping[str, Any] | Block] = []
     for message in visible_messages(memory.messages, episodes):
-        block = memory.recall_blocks.get(message.turn)
-        if block and message.kind == "user":
-            history.append(Block(block))
         history.append(message.body)
     return assemble(
         request,

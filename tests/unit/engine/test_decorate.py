@@ -147,17 +147,6 @@ def test_decorate_no_sleep_within_a_tool_loop() -> None:
     assert not result.slept
 
 
-def test_decorate_places_recall_block_before_its_user_message() -> None:
-    items = [*turn(1), *turn(2, closed=False)]
-    messages = stored(items)
-    result = decorate(
-        request("responses", items), StoredMemory(messages, recall_blocks={2: "RECALLED"}), now=messages[-1].at
-    )
-    contents = [m.get("content") for m in result.request["input"]]
-    assert contents.index("RECALLED") == len(contents) - 2
-    assert result.request["input"][-2]["role"] == "developer"
-
-
 def test_decorate_size_ratio_lowers_the_ceiling_in_estimated_tokens() -> None:
     items = [*turn(1), *turn(2, closed=False)]
     messages = stored(items)
