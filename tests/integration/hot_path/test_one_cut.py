@@ -16,6 +16,7 @@ from providers.factory import make_embedder, make_judge
 from store.db import Database
 from store.models import Episode, Memory
 from tests.integration.hot_path.conftest import SMALL_CEILING
+from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.integration.workflows.lane_support import http_tenant
 from tests.support import free_port, fresh_database, serve_gateway
 
@@ -118,3 +119,21 @@ async def test_a_user_message_larger_than_the_ceiling_is_refused_with_413_naming
     assert str(SMALL_CEILING) in error["message"] and error["tokens"] > SMALL_CEILING
     # Nothing was stored: the memory does not exist.
     assert (await small_http.get("/v1/memories/huge", headers=auth)).status_code == 404
+
+
+async def test_a_sleep_during_a_fade_is_owed_and_happens_when_the_fade_ends(small_http: httpx.AsyncClient) -> None:
+    _, key = await http_tenant(small_http)
+    model = ScriptedModel("chat", answers_notes=False)
+    agent = ScriptedAgent(small_http, key, "owed", model, SMALL_CEILING)
+    turn = await agent.until_asked()
+    asked = len(agent.decorations)
+    # 25 hours later, while the note for the leaving episodes is still unanswered: no sleep yet.
+    late = datetime.now(UTC) + timedelta(hours=25)
+    await agent.turn(turn + 1, headers={"X-Lethe-Now": late.isoformat()})
+    assert agent.decorations[asked]["note_ask_turns"] and not agent.decorations[asked]["slept"]
+    # The model answers; the fade ends at the next call, and the owed sleep happens there.
+    model.answers_notes = True
+    for more in range(turn + 2, turn + 5):
+        await agent.turn(more, headers={"X-Lethe-Now": (late + timedelta(minutes=more - turn)).isoformat()})
+    slept = [d["slept"] for d in agent.decorations[asked:]]
+    assert slept.count(True) == 1, slept
