@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from activities.history import cut_uncut, score_units
 from config.mechanism import mechanism_config
@@ -121,19 +121,25 @@ async def test_a_user_message_larger_than_the_ceiling_is_refused_with_413_naming
     assert (await small_http.get("/v1/memories/huge", headers=auth)).status_code == 404
 
 
-async def test_a_sleep_during_a_fade_is_owed_and_happens_when_the_fade_ends(small_http: httpx.AsyncClient) -> None:
-    _, key = await http_tenant(small_http)
-    model = ScriptedModel("chat", answers_notes=False)
-    agent = ScriptedAgent(small_http, key, "owed", model, SMALL_CEILING)
-    turn = await agent.until_asked()
-    asked = len(agent.decorations)
-    # 25 hours later, while the note for the leaving episodes is still unanswered: no sleep yet.
-    late = datetime.now(UTC) + timedelta(hours=25)
-    await agent.turn(turn + 1, headers={"X-Lethe-Now": late.isoformat()})
-    assert agent.decorations[asked]["note_ask_turns"] and not agent.decorations[asked]["slept"]
-    # The model answers; the fade ends at the next call, and the owed sleep happens there.
-    model.answers_notes = True
-    for more in range(turn + 2, turn + 5):
-        await agent.turn(more, headers={"X-Lethe-Now": (late + timedelta(minutes=more - turn)).isoformat()})
-    slept = [d["slept"] for d in agent.decorations[asked:]]
-    assert slept.count(True) == 1, slept
+async def test_an_owed_sleep_happens_at_the_next_call_and_only_once(
+    small_http: httpx.AsyncClient, db: Database
+) -> None:
+    # The engine decides when a sleep is owed (tests/unit/engine/test_decorate.py); this checks the gateway
+    # keeps that debt on the memory and pays it once.
+    tenant_id, key = await http_tenant(small_http)
+    agent = ScriptedAgent(small_http, key, "owed", ScriptedModel("chat"), SMALL_CEILING)
+    for turn in range(1, 4):
+        await agent.turn(turn)
+    assert not any(d["slept"] for d in agent.decorations)
+    async with db.session() as session, session.begin():
+        await session.execute(update(Memory).where(Memory.tenant_id == tenant_id, Memory.memory_id == "owed")
+                              .values(sleep_owed=True))
+    first = len(agent.decorations)
+    await agent.turn(4)
+    await agent.turn(5)
+    slept = [d["slept"] for d in agent.decorations[first:]]
+    assert slept[0] and slept.count(True) == 1, slept
+    async with db.session() as session:
+        owed = (await session.execute(select(Memory.sleep_owed).where(
+            Memory.tenant_id == tenant_id, Memory.memory_id == "owed"))).scalar_one()
+    assert owed is False
