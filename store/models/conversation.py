@@ -70,6 +70,7 @@ class Decoration(Base):
     """One decorate call, so a report can name what it answers."""
 
     __tablename__ = "decorations"
+    __table_args__ = (Index("ix_decorations_memory_at", "memory_pk", "at"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), nullable=False)
