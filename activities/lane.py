@@ -133,15 +133,14 @@ class LaneActivities:
 
     @activity.defn
     async def prepare_sleep(self, params: SleepInput) -> MemoryStatus:
-        """Cut the closed history into episodes and score what is unscored, so the next user turn only has to
-        pick what fades; recorded per user message, so a retry or a second timer changes nothing."""
+        """Score and cut the closed history, so the sleep at the next user message only has to pick what fades;
+        the turn in progress stays whole (its user may still be mid-task). Recorded per user message, so a
+        retry or a second timer changes nothing."""
         memory = params.memory
         with job_span("prepare_sleep", memory.tenant_id), _bad_data_is_final():
-            scored = await score_units(self.db, self.judge, tenant_id=memory.tenant_id,
-                                       memory_id=memory.memory_id, close_all=True)
+            scored = await score_units(self.db, self.judge, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
             try:
-                cut = await cut_uncut(self.db, self.config, tenant_id=memory.tenant_id,
-                                      memory_id=memory.memory_id, close_all=True)
+                cut = await cut_uncut(self.db, self.config, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
             except NotFound:
                 return MemoryStatus(exists=False)
             async with self.db.session() as session, session.begin():

@@ -20,7 +20,7 @@ from config.mechanism import mechanism_config
 from config.settings import Settings
 from config.telemetry import configure_tracing, instrument_app
 from config.temporal import connect_temporal
-from providers.factory import make_embedder, make_judge, make_token_counter
+from providers.factory import make_token_counter
 from providers.upstream import UpstreamPool
 from store.db import Database
 from store.secrets import SecretBox
@@ -36,9 +36,7 @@ def create_app(settings: Settings) -> FastAPI:
         temporal = await connect_temporal(settings, lazy=True)
         relay = OutboxRelay(db, temporal, task_queue=settings.temporal_task_queue)
         app.state.settings, app.state.db, app.state.temporal, app.state.relay = settings, db, temporal, relay
-        judge = make_judge(kind="local", embedder=make_embedder(kind="local", onnx_threads=settings.onnx_threads))
-        app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings),
-                                     judge=judge)
+        app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings))
         app.state.tenant_keys = TenantKeys(db)
         app.state.proxy = ProxyContext(db=db, pool=UpstreamPool(timeout=settings.upstream_timeout_seconds),
                                        box=SecretBox(settings.secret_key.get_secret_value()),

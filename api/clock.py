@@ -18,12 +18,12 @@ class Clock:
 
     def advance(self, memory: Memory) -> datetime:
         """The memory's time never goes backwards: an override that would is refused."""
-        if memory.clock is not None and self.now < memory.clock:
+        if memory.latest_at is not None and self.now < memory.latest_at:
             if self.overridden:
                 raise InvalidInput(
                     f"X-Lethe-Now {self.now.isoformat()} is before this memory's latest time "
-                    f"{memory.clock.isoformat()}",
+                    f"{memory.latest_at.isoformat()}",
                     field="X-Lethe-Now",
                 )
-            return memory.clock  # a replica's clock slightly behind another's
+            return memory.latest_at  # a replica's clock slightly behind another's
         return self.now

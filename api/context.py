@@ -1,4 +1,6 @@
-"""What the hot path needs, built once per process: the database, token counter, mechanism numbers, judge."""
+"""What the hot path needs, built once per process: the database, token counter and mechanism numbers.
+
+No judge: the hot path never scores (docs/cutting.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from typing import Any
 
 from api.memory_cache import MemoryCache
 from engine.config import MechanismConfig
-from providers.judge import Judge
 from providers.tokens import TokenCounter
 from store.db import Database
 
@@ -21,9 +22,6 @@ class HotPath:
     db: Database
     counter: TokenCounter
     config: MechanismConfig
-    # Scores boundaries a cut needs when the lane has not scored them yet (always the embedded judge:
-    # the hot path must not wait on a remote model).
-    judge: Judge
     # What recent decorates loaded of their memories, reused while it is still true.
     memories: MemoryCache = field(default_factory=MemoryCache)
 

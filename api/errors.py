@@ -17,6 +17,7 @@ from engine.errors import (
     InvalidInput,
     LetheError,
     NotFound,
+    OverCeiling,
     PayloadTooLarge,
     ProviderError,
     ServiceUnavailable,
@@ -34,6 +35,7 @@ STATUS: dict[type[LetheError], int] = {
     NotFound: 404,
     Conflict: 409,
     PayloadTooLarge: 413,
+    OverCeiling: 413,
     ServiceUnavailable: 503,
     IllegalTransition: 409,
     ProviderError: 502,
@@ -61,8 +63,10 @@ def invalid_from_validation(
 
 def error_body(exc: LetheError) -> dict[str, Any]:
     error: dict[str, Any] = {"type": exc.type, "message": exc.message}
-    if isinstance(exc, InvalidInput) and exc.field:
-        error["field"] = exc.field
+    if field := getattr(exc, "field", None):
+        error["field"] = field
+    if isinstance(exc, OverCeiling):
+        error["ceiling"], error["tokens"] = exc.ceiling, exc.tokens
     return {"error": error}
 
 

@@ -9,9 +9,10 @@ that Postgres does not hold. An erased memory comes back under a new row id.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from cachetools import LRUCache
 
 from engine.episodes import Episode
 from engine.facts import Fact
@@ -19,7 +20,7 @@ from engine.messages import StoredMessage
 from engine.recognition import HeldMessage
 from engine.traces import Trace
 
-__all__ = ["CachedMemory", "History", "MemoryCache", "Mechanism"]
+__all__ = ["CachedMemory", "History", "MemoryCache", "MemoryContents"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class History:
 
 
 @dataclass(frozen=True)
-class Mechanism:
+class MemoryContents:
     """A memory's episodes, facts in force and counted traces, as loaded at one mechanism version."""
 
     version: int
@@ -52,7 +53,7 @@ class Mechanism:
 @dataclass(frozen=True)
 class CachedMemory:
     history: History = field(default_factory=History)
-    mechanism: Mechanism | None = None
+    contents: MemoryContents | None = None
 
 
 class MemoryCache:
@@ -60,24 +61,14 @@ class MemoryCache:
 
     def __init__(self, *, max_messages: int = 200_000) -> None:
         self.max_messages = max_messages
-        self._memories: OrderedDict[tuple[str, int], CachedMemory] = OrderedDict()
-        self._size = 0
+        self._memories: LRUCache[tuple[str, int], CachedMemory] = LRUCache(
+            maxsize=max_messages, getsizeof=lambda memory: len(memory.history.messages))
 
     def get(self, tenant_id: str, memory_pk: int) -> CachedMemory:
-        found = self._memories.get((tenant_id, memory_pk))
-        if found is None:
-            return CachedMemory()
-        self._memories.move_to_end((tenant_id, memory_pk))
-        return found
+        return self._memories.get((tenant_id, memory_pk)) or CachedMemory()
 
     def put(self, tenant_id: str, memory_pk: int, memory: CachedMemory) -> None:
         key = (tenant_id, memory_pk)
-        if (old := self._memories.pop(key, None)) is not None:
-            self._size -= len(old.history.messages)
-        if len(memory.history.messages) > self.max_messages:
-            return
-        self._memories[key] = memory
-        self._size += len(memory.history.messages)
-        while self._size > self.max_messages:
-            _, evicted = self._memories.popitem(last=False)
-            self._size -= len(evicted.history.messages)
+        self._memories.pop(key, None)
+        if len(memory.history.messages) <= self.max_messages:  # a bigger one is never kept
+            self._memories[key] = memory

@@ -8,25 +8,14 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from engine.episodes import EpisodeState
+from engine.lane_names import workflow_id
 from engine.traces import episode_activations, significance
 from store.db import Database
-from store.models import (
-    BoundaryScore,
-    Decoration,
-    EpisodeTransition,
-    Fact,
-    Message,
-    NoteCall,
-    Trace,
-)
-from store.models import Episode as EpisodeRow
-from store.repositories import mechanism, memories
-from workflows.memory import workflow_id
+from store.repositories import export, mechanism, memories
 
 log = logging.getLogger(__name__)
 
@@ -76,23 +65,6 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
     }
 
 
-def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id")) -> dict[str, Any]:
-    return {c.key: getattr(obj, c.key) for c in obj.__table__.columns if c.key not in skip}
-
-
-# What the export holds, section by section, each in its natural order.
-_SECTIONS = (
-    ("messages", Message, Message.seq),
-    ("decorations", Decoration, Decoration.at),
-    ("episodes", EpisodeRow, EpisodeRow.first_seq),
-    ("episode_transitions", EpisodeTransition, EpisodeTransition.id),
-    ("traces", Trace, Trace.id),
-    ("facts", Fact, Fact.id),
-    ("note_calls", NoteCall, NoteCall.id),
-    ("boundary_scores", BoundaryScore, BoundaryScore.unit_first_seq),
-)
-
-
 async def export_chunks(db: Database, *, tenant_id: str, memory_id: str) -> AsyncIterator[bytes]:
     """Everything the memory holds as one JSON document, streamed section by section, row by row.
 
@@ -108,16 +80,13 @@ async def export_chunks(db: Database, *, tenant_id: str, memory_id: str) -> Asyn
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
-            head = _row(memory, skip=("id", "tenant_id"))
+            head = export.memory_row(memory)
             yield b'{"memory": ' + json.dumps(head, default=str).encode()
-            for name, model, order in _SECTIONS:
+            for name in export.SECTIONS:
                 yield f', "{name}": ['.encode()
-                stream = await session.stream_scalars(
-                    select(model).where(model.tenant_id == tenant_id, model.memory_pk == memory.id).order_by(order)
-                )
                 first = True
-                async for obj in stream:
-                    yield (b"" if first else b", ") + json.dumps(_row(obj), default=str).encode()
+                async for row in export.section_rows(session, name, tenant_id=tenant_id, memory_pk=memory.id):
+                    yield (b"" if first else b", ") + json.dumps(row, default=str).encode()
                     first = False
                 yield b"]"
             yield b"}\n"

@@ -13,13 +13,15 @@ from datetime import UTC, datetime, timedelta
 from opentelemetry import context as otel_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from temporalio.client import Client
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from api.background import BackgroundLoop
+from engine import lane_names as names
 from store.db import Database
 from store.repositories import lane, outbox
-from workflows import search_attributes as sa
-from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
+
+_TENANT = SearchAttributeKey.for_keyword(names.TENANT.name)
+_MEMORY = SearchAttributeKey.for_keyword(names.MEMORY.name)
 
 __all__ = ["OutboxRelay"]
 
@@ -97,15 +99,17 @@ class OutboxRelay(BackgroundLoop):
         return len(pending)
 
     async def _signal(self, item: outbox.PendingDelivery) -> None:
+        # By name, with the input's two ids (the rest of `MemoryWorkflowInput` has defaults): the gateway
+        # does not import the workflow.
         await self.client.start_workflow(
-            MemoryWorkflow.run,
-            MemoryWorkflowInput(tenant_id=item.tenant_id, memory_id=item.memory_id),
-            id=workflow_id(item.tenant_id, item.memory_id),
+            names.WORKFLOW_TYPE,
+            {"tenant_id": item.tenant_id, "memory_id": item.memory_id},
+            id=names.workflow_id(item.tenant_id, item.memory_id),
             task_queue=self.task_queue,
-            start_signal=EVENTS_SIGNAL,
+            start_signal=names.EVENTS_SIGNAL,
             start_signal_args=[item.newest_seq],
             rpc_timeout=SIGNAL_TIMEOUT,
             search_attributes=TypedSearchAttributes(
-                [SearchAttributePair(sa.TENANT, item.tenant_id), SearchAttributePair(sa.MEMORY, item.memory_id)]
+                [SearchAttributePair(_TENANT, item.tenant_id), SearchAttributePair(_MEMORY, item.memory_id)]
             ),
         )

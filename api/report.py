@@ -18,9 +18,7 @@ from engine.errors import Conflict
 from engine.facts import Fact
 from engine.recognition import content_hash
 from engine.replies import note_calls, read_note, without_note_calls
-from engine.sizing import updated_ratio
-from store.models import NoteCall
-from store.repositories import idempotency, mechanism, memories, messages, outbox
+from store.repositories import idempotency, mechanism, memories, messages, outbox, size_ratios
 
 __all__ = ["report"]
 
@@ -92,14 +90,10 @@ async def report(
 
         provider_tokens = usage_input_tokens(response)
         if decoration.model and provider_tokens:
-            ratios = dict(memory.size_ratios or {})
-            ratio = updated_ratio(ratios.get(decoration.model), provider_tokens, decoration.estimated_tokens,
-                                  plausible=ctx.config.plausible_ratio)
-            if ratio is not None:
-                ratios[decoration.model] = ratio
-                memory.size_ratios = ratios
-        memory.clock = now
-        decoration.reported_at = now
+            await size_ratios.learn(session, tenant_id=tenant_id, memory=memory, model=decoration.model,
+                                    provider_tokens=provider_tokens, estimated_tokens=decoration.estimated_tokens,
+                                    plausible=ctx.config.plausible_ratio, at=now)
+        memories.mark_reported(memory, decoration, at=now)
         outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="report", payload={
             "decorate_id": decoration.id, "messages": [row.seq for row in stored]})
         if fact_keys:
@@ -121,19 +115,17 @@ async def _take_note(
         return []
     awaiting = await mechanism.awaiting_note(session, tenant_id=tenant_id, memory_pk=memory_pk)
     keys = [row.episode_key for row in awaiting]
-    rows = [NoteCall(memory_pk=memory_pk, tenant_id=tenant_id, decorate_id=decorate_id, call_id=call.call_id,
-                     arguments=call.arguments, taken=reading.taken, error=reading.error, episode_keys=keys, at=now)
-            for call in calls]
-    session.add_all(rows)
+    first_call = await mechanism.keep_note_calls(
+        session, tenant_id=tenant_id, memory_pk=memory_pk, decorate_id=decorate_id, at=now, episode_keys=keys,
+        calls=[(call.call_id, call.arguments) for call in calls], taken=reading.taken, error=reading.error)
     if not reading.taken:
         return []  # the episodes stay leaving; the next call asks again
-    await session.flush()
     turns = [t for row in awaiting for t in (row.first_turn, row.last_turn)] or [0]
     facts = [
         Fact(id=f"{decorate_id}:{index}", note=entry.note, subject=entry.subject, object=entry.object,
              milestone=entry.milestone, episode_ids=tuple(keys), at=now, first_turn=min(turns), last_turn=max(turns))
         for index, entry in enumerate(reading.entries)
     ]
-    mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=rows[0].id, facts=facts)
+    mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)
     mechanism.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
     return [fact.id for fact in facts]

@@ -79,7 +79,8 @@ class DecorateResponse(BaseModel):
     request: dict[str, Any]
     # Turns whose facts this request asks for (the note ask), or None.
     note_ask_turns: list[int] | None = None
-    # This turn slept: 24 h or more since the last user message faded the view before the reply.
+    # This call slept: 24 h or more of silence faded the view before the reply (a sleep that met a fade in
+    # progress waits for it to end, and is reported by the call where it happens).
     slept: bool = False
     # Lethe's own count of `request`, in tokens.
     estimated_tokens: int = 0

@@ -7,7 +7,9 @@ time, and an unknown key is always looked up (and refused) afresh.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections.abc import Callable
+
+from cachetools import TTLCache
 
 from store.db import Database
 from store.repositories import tenants
@@ -16,22 +18,21 @@ __all__ = ["TenantKeys"]
 
 
 class TenantKeys:
-    def __init__(self, db: Database, *, ttl_seconds: float = 5.0, max_keys: int = 10_000) -> None:
-        self.db, self.ttl_seconds, self.max_keys = db, ttl_seconds, max_keys
-        self._known: OrderedDict[str, tuple[str, float]] = OrderedDict()
+    def __init__(self, db: Database, *, ttl_seconds: float = 5.0, max_keys: int = 10_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.db = db
+        # Keyed by the key's hash, never the key itself.
+        self._known: TTLCache[str, str] = TTLCache(maxsize=max_keys, ttl=ttl_seconds, timer=clock)
 
     async def tenant_for(self, api_key: str) -> str | None:
-        digest = tenants.hash_key(api_key)  # never keep the key itself
+        digest = tenants.hash_key(api_key)
         found = self._known.get(digest)
-        if found is not None and time.monotonic() - found[1] < self.ttl_seconds:
-            return found[0]
+        if found is not None:
+            return found
         async with self.db.session() as session:
             tenant_id = await tenants.tenant_for_key(session, api_key)
         if tenant_id is None:
             self._known.pop(digest, None)
             return None
-        self._known[digest] = (tenant_id, time.monotonic())
-        self._known.move_to_end(digest)
-        while len(self._known) > self.max_keys:
-            self._known.popitem(last=False)
+        self._known[digest] = tenant_id
         return tenant_id

@@ -31,7 +31,7 @@ from api.decorate import decorate  # noqa: E402
 from api.report import report  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
-from providers.factory import make_embedder, make_judge, make_token_counter  # noqa: E402
+from providers.factory import make_token_counter  # noqa: E402
 from store.db import Database  # noqa: E402
 from store.embedded import EmbeddedPostgres  # noqa: E402
 from store.migrate import upgrade_to_head  # noqa: E402
@@ -61,8 +61,8 @@ async def main() -> None:
     url = postgres.start()
     await upgrade_to_head(url)
     db = Database(url)
-    ctx = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(Settings()),
-                  judge=make_judge(kind="local", embedder=make_embedder(kind="local")))
+    # No lane runs here, so nothing is judged: cuts happen only where the ceiling forces them (docs/cutting.md).
+    ctx = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(Settings()))
     async with db.session() as session, session.begin():
         tenant = await tenants.get_tenant_by_name(session, name="profile") or await tenants.create_tenant(
             session, name="profile")

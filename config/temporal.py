@@ -12,7 +12,7 @@ from temporalio.service import TLSConfig
 
 from config.settings import Settings
 from config.telemetry import temporal_interceptors
-from workflows import search_attributes as sa
+from engine.lane_names import ALL_ATTRIBUTES
 
 __all__ = ["connect_temporal", "register_search_attributes"]
 
@@ -52,9 +52,9 @@ async def register_search_attributes(client: Client, namespace: str) -> list[str
     )
     known = set(existing.custom_attributes) | set(existing.system_attributes)
     missing = {
-        key.name: IndexedValueType.ValueType(int(key.indexed_value_type))
-        for key in sa.ALL
-        if key.name not in known
+        attribute.name: IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{attribute.kind.upper()}")
+        for attribute in ALL_ATTRIBUTES
+        if attribute.name not in known
     }
     if missing:
         await client.operator_service.add_search_attributes(

@@ -10,25 +10,26 @@ Map (module -> what it owns):
                  forget, fade_step (each refuses an illegal move with errors.IllegalTransition)
     facts        Fact
     traces       Trace, encoding_trace, trace_weight, activation, significance, episode/fact activations
-    cutting      BoundaryScores, cut (unit indexes), cut_history (units -> live episodes)
-    budget       TurnMeasure, Budget; measure_turns, history_budget, landing, plan_budget
+    cutting      BoundaryScores, cut (unit indexes), cut_stretch (units -> episodes), cut_closed (both paths)
+    budget       TurnMeasure, Budget; measure_turns, history_budget, landing, plan_budget, budget_for
     fade         FadePlan, plan_fade, should_sleep, ceiling_passed, seal_leaving_without_facts,
                  apply_transitions
-    sizing       estimate_tokens, correction_ratio, updated_ratio, corrected
-    blocks       render_facts_block, render_recall_block (PartRecall, Excerpt), render_note_ask,
+    sizing       estimate_tokens, correction_ratio, updated_ratio
+    lane_names   the memory workflow's type, id, signal and search attribute names
+    blocks       render_facts_block, render_note_ask,
                  note_tool_chat, note_tool_responses, NOTE_PARAMETERS, read_note_arguments -> NoteReading
-    recall       split_parts, fuse_ranks, group_facts -> FactGroup
     assembly     assemble (Chat Completions and Responses), Block, blocks_role, repair_history
-    validity     problems(request): the providers' rules; empty means a provider accepts it
+    request_rules problems(request): the providers' rules; empty means a provider accepts it
     replies      note_calls, read_note, without_note_calls: the report side of the note call
-    decorate     decorate(request, MemoryView, now=...) -> Decoration: the whole hot-path decision
+    decorate     decorate(request, StoredMemory, now=...) -> DecoratePlan: the whole hot-path decision
     errors       the error tree of every layer
 
 The hot path:
-    decorate(request, MemoryView(messages, episodes, facts, traces, recall_blocks), now=...,
-             config=..., boundary_scores=..., count_text=..., size_ratio=...) -> Decoration
+    decorate(request, StoredMemory(messages, episodes, facts, traces), now=...,
+             config=..., boundary_scores=..., count_text=..., size_ratio=..., sleep_owed=...) -> DecoratePlan
         .request (to send), .episodes / .transitions / .new_episodes / .new_traces (to persist),
-        .note_ask_turns, .slept, .budget, .view_tokens, .projected_view
+        .note_ask_turns, .slept, .sleep_owed, .budget, .view_tokens, .projected_view, .estimated_tokens
+        (raises errors.OverCeiling when the turn in progress alone passes the ceiling)
     report: read_note(response) -> NoteReading | None; acknowledge() each leaving episode when taken;
         without_note_calls(response) for the agent and for history; updated_ratio() for the model.
 """

@@ -1,7 +1,7 @@
 """Request assembly for Chat Completions and Responses: the agent's request, with Lethe's view of history.
 
-Order: the agent's instructions, the facts block, the history in view (each turn's recall block just before
-its user message), and the note ask last with the `note` tool added. Lethe's blocks speak in the role of
+Order: the agent's instructions, the facts block, the history in view (a `Block` of Lethe's may stand among
+its items), and the note ask last with the `note` tool added. Lethe's blocks speak in the role of
 the agent's instructions (`system`, or `developer` when those are developer messages; always `developer`
 for Responses). Every other request field passes through unchanged. A final pass drops any call left
 without its output and any output left without its call, so the result is always a request providers accept.
@@ -24,7 +24,7 @@ _OUTPUT_OF = {output: call for call, output in CALL_OUTPUT_TYPES.items()}
 
 @dataclass(frozen=True)
 class Block:
-    """A text of Lethe's (facts block, recall block, note ask), placed among the history items."""
+    """A text of Lethe's (facts block, note ask), placed among the history items."""
 
     text: str
 
@@ -58,7 +58,7 @@ def assemble(
     facts_block: str | None = None,
     note_ask: str | None = None,
 ) -> dict[str, Any]:
-    """The request the model will see. `history` is the view in order, with recall blocks as `Block`s."""
+    """The request the model will see. `history` is the view in order; a `Block` in it becomes a message of Lethe's."""
     shape = request_shape(request)
     role = blocks_role(request)
     items: list[dict[str, Any]] = [copy.deepcopy(dict(m)) for m in instruction_items(request)]

@@ -1,6 +1,6 @@
 """The ceiling, the budget and the landing: how much history the view may hold, and where a fade stops.
 
-budget  = ceiling - what no fade can shrink - room for the next call
+budget  = ceiling - what no fade can shrink - room for the next call (set aside once)
 landing = min(half the budget, budget - two typical turns), never below the current user turn
 """
 
@@ -14,7 +14,16 @@ from statistics import median
 from engine.config import MechanismConfig
 from engine.units import Unit
 
-__all__ = ["Budget", "TurnMeasure", "history_budget", "landing", "measure_turns", "plan_budget"]
+__all__ = [
+    "Budget",
+    "TurnMeasure",
+    "budget_for",
+    "corrected_ceiling",
+    "history_budget",
+    "landing",
+    "measure_turns",
+    "plan_budget",
+]
 
 
 @dataclass(frozen=True)
@@ -70,13 +79,12 @@ def measure_turns(units: Sequence[Unit], *, turn_in_progress: int, config: Mecha
 
 
 def history_budget(ceiling: int, *, fixed: int, room_for_next_call: int) -> int:
-    """What is left of the ceiling for the view once the unshrinkable part and the next call are set aside.
+    """What is left of the ceiling for the view once the unshrinkable part and one next call are set aside.
 
-    The next call is set aside twice: a fade triggers only once the view has passed the budget (by up to one
-    call), and its leaving episodes stay in view until the note comes, so the call after the ask needs its
-    own room too. A model that ignores the ask once is asked again before the ceiling forces a seal.
+    One call's room, once: the view may pass the budget by at most that call before a fade starts, and a
+    model that keeps ignoring the note ask meets the ceiling, which seals the leaving episodes without facts.
     """
-    return max(0, ceiling - fixed - 2 * room_for_next_call)
+    return max(0, ceiling - fixed - room_for_next_call)
 
 
 def landing(budget: int, *, typical_turn: int, current_turn_tokens: int, fraction: float = 0.5) -> int:
@@ -110,4 +118,23 @@ def plan_budget(
             current_turn_tokens=current_turn_tokens,
             fraction=config.landing_fraction,
         ),
+    )
+
+
+def corrected_ceiling(config: MechanismConfig, size_ratio: float | None) -> int:
+    """The ceiling in our estimate's tokens: the provider counts `size_ratio` of its tokens per one of ours."""
+    return int(config.ceiling_tokens / size_ratio) if size_ratio else config.ceiling_tokens
+
+
+def budget_for(
+    units: Sequence[Unit], *, turn: int, fixed: int, config: MechanismConfig, size_ratio: float | None = None
+) -> Budget:
+    """The budget of a memory whose history is `units` with `turn` in progress, for a request whose part no
+    fade can shrink is `fixed`: the one routine the hot path and the lane both plan by."""
+    return plan_budget(
+        fixed=fixed,
+        measure=measure_turns(units, turn_in_progress=turn, config=config),
+        current_turn_tokens=sum(u.tokens for u in units if u.turn == turn) if turn > 0 else 0,
+        config=config,
+        ceiling=corrected_ceiling(config, size_ratio),
     )

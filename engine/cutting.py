@@ -1,9 +1,9 @@
-"""Cutting closed history into episodes: sizes decide how many cuts, the judgment's order decides where.
+"""Turning closed history into episodes: token sizes fix how many pieces, boundary scores fix where they part.
 
-Each unit has two scores from a judgment model: as the first message of a concept, and as the last. They are
-used only as an order: a boundary before unit i ranks by the rank of unit i as a first message plus the rank
-of unit i-1 as a last message. A stretch over the maximum is split at its best-ranked boundary that leaves
-both sides at least the minimum, and again, until every episode fits or no legal split is left.
+The judge gives every unit two numbers (how much it opens a topic, how much it closes one). Only their ranks
+matter: the gap before unit i scores rank(i as opener) + rank(i-1 as closer), lower being better. A piece
+larger than the maximum is divided at its best gap that keeps `min_units` on each side, recursively, until
+each piece fits or cannot be divided further.
 """
 
 from __future__ import annotations
@@ -13,14 +13,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.episodes import Episode, EpisodeState
-from engine.units import Unit
+from engine.units import Unit, closed_units
 
-__all__ = ["BoundaryScores", "boundary_ranks", "covered_prefix", "cut", "cut_history", "uncut_runs"]
+__all__ = [
+    "BoundaryScores",
+    "boundary_ranks",
+    "covered_prefix",
+    "cut",
+    "cut_closed",
+    "cut_stretch",
+    "judged_prefix",
+    "uncut_runs",
+]
 
 
 @dataclass(frozen=True)
 class BoundaryScores:
-    """A unit judged as the first and as the last message of a concept (higher means more so)."""
+    """The judge's view of one unit: how strongly it opens a topic (`first`) and closes one (`last`)."""
 
     first: float
     last: float
@@ -80,7 +89,7 @@ def cut(
     return sorted(episodes)
 
 
-def cut_history(
+def cut_stretch(
     units: Sequence[Unit],
     *,
     scores: Mapping[int, BoundaryScores],
@@ -137,3 +146,31 @@ def covered_prefix(episodes: Sequence[Episode]) -> int:
             break
         covered = max(covered, last)
     return covered
+
+
+def judged_prefix(run: Sequence[Unit], scores: Mapping[int, BoundaryScores]) -> list[Unit]:
+    """The start of an uncut stretch up to its first unit the judge has not scored yet."""
+    for index, unit in enumerate(run):
+        if unit.first_seq not in scores:
+            return list(run[:index])
+    return list(run)
+
+
+def cut_closed(
+    units: Sequence[Unit],
+    episodes: Sequence[Episode],
+    *,
+    turn: int,
+    scores: Mapping[int, BoundaryScores],
+    max_tokens: int,
+    min_units: int = 1,
+    judged_only: bool = True,
+) -> list[Episode]:
+    """New live episodes from the closed history no episode holds yet: the one cut the hot path and the lane
+    both make. With `judged_only`, each stretch is cut only as far as the judge has scored it; the rest waits
+    for the lane (docs/cutting.md). Without it, unscored units count as neutral and only sizes decide."""
+    new: list[Episode] = []
+    for run in uncut_runs(closed_units(units, turn), episodes):
+        ready = judged_prefix(run, scores) if judged_only else run
+        new += cut_stretch(ready, scores=scores, max_tokens=max_tokens, min_units=min_units)
+    return new

@@ -2,9 +2,9 @@
 request the model will see.
 
 In order: acknowledged episodes whose last turn is over seal; if the request would pass the ceiling while a
-note ask is unanswered, the leaving episodes seal without facts; a sleep (24 h since the last user message)
-or a view over its budget fades to the landing, cutting closed history into episodes first if it is uncut;
-the request is assembled.
+note ask is unanswered, the leaving episodes seal without facts; a sleep (24 h since the last user message,
+or one owed since a fade was in progress) or a view over its budget fades to the landing, cutting the closed
+history the lane has judged into episodes first; the request is assembled and checked against the ceiling.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
 from typing import Any
@@ -20,10 +20,11 @@ from typing import Any
 from engine.assembly import Block, assemble
 from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
-from engine.budget import Budget, measure_turns, plan_budget
+from engine.budget import Budget, budget_for
 from engine.config import MechanismConfig
-from engine.cutting import BoundaryScores, cut_history, uncut_runs
+from engine.cutting import BoundaryScores, cut_closed
 from engine.episodes import Episode, EpisodeState, Transition, seal
+from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import (
     apply_transitions,
@@ -36,25 +37,24 @@ from engine.fade import (
 from engine.messages import StoredMessage, instruction_items
 from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
-from engine.units import closed_units, current_turn, units_of
+from engine.units import current_turn, units_of
 
-__all__ = ["Decoration", "MemoryView", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages"]
+__all__ = ["DecoratePlan", "StoredMemory", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages"]
 
 
 @dataclass(frozen=True)
-class MemoryView:
+class StoredMemory:
     """What the store holds for one memory, loaded for a decorate. Messages are the history in seq order,
-    the new ones included; recall blocks are keyed by the turn whose user message they precede."""
+    the new ones included."""
 
     messages: Sequence[StoredMessage]
     episodes: Sequence[Episode] = ()
     facts: Sequence[Fact] = ()
     traces: Sequence[Trace] = ()
-    recall_blocks: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class Decoration:
+class DecoratePlan:
     """The outcome of a decorate: the request to send, and every change the store must persist."""
 
     request: dict[str, Any]
@@ -63,11 +63,15 @@ class Decoration:
     new_traces: tuple[Trace, ...]
     transitions: tuple[Transition, ...]
     note_ask_turns: tuple[int, int] | None
+    # True only when this call's sleep faded the view; a sleep that met a fade in progress is owed instead.
     slept: bool
+    sleep_owed: bool
     budget: Budget
     # The view (history in view plus facts block) as assembled, and as projected with leaving ones gone.
     view_tokens: int
     projected_view: int
+    # Our count of the request as sent (the note ask and its tool only when asked), for the size ratio.
+    estimated_tokens: int
 
 
 def visible_messages(messages: Sequence[StoredMessage], episodes: Sequence[Episode]) -> list[StoredMessage]:
@@ -122,151 +126,171 @@ def _sealed(episodes: Sequence[Episode]) -> frozenset[str]:
     return frozenset(e.id for e in episodes if e.state is EpisodeState.SEALED)
 
 
-def _with_recall_sizes(
-    messages: Sequence[StoredMessage], recall: Mapping[int, str], count: Callable[[str], int]
-) -> list[StoredMessage]:
-    # A turn's recall block stands just before its user message and leaves with it, so it counts in its size.
-    if not recall:
-        return list(messages)
-    sized: list[StoredMessage] = []
-    for message in messages:
-        block = recall.get(message.turn) if message.kind == "user" else None
-        sized.append(replace(message, tokens=message.tokens + count(block)) if block else message)
-    return sized
+class _ViewSizes:
+    """Sizes of the view (history in view plus facts block) for any set of episode states, asked for often:
+    prefix sums make each one a binary search per hidden episode, not a pass over every message."""
+
+    def __init__(self, messages: Sequence[StoredMessage], facts: Sequence[Fact], fact_weights: Mapping[str, float],
+                 count_text: Callable[[str], int]) -> None:
+        self.facts, self.fact_weights, self.count_text = facts, fact_weights, count_text
+        self.seqs = [m.seq for m in messages]
+        self.running = list(accumulate((m.tokens for m in messages), initial=0))
+        self._blocks: dict[frozenset[str], int] = {}
+
+    def facts_block(self, sealed_ids: frozenset[str]) -> int:
+        if sealed_ids not in self._blocks:
+            text = render_facts_block(facts_in_block(self.facts, sealed_ids), self.fact_weights)
+            self._blocks[sealed_ids] = self.count_text(text) if text else 0
+        return self._blocks[sealed_ids]
+
+    def of(self, episodes: Sequence[Episode]) -> int:
+        seqs, running = self.seqs, self.running
+        hidden = sum(running[bisect_right(seqs, e.last_seq)] - running[bisect_left(seqs, e.first_seq)]
+                     for e in episodes if not e.in_view)
+        return self.running[-1] - hidden + self.facts_block(_sealed(episodes))
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """What no fade can shrink, and the part of it that is the note ask with its tool (reserved always, so the
+    budget does not jump when an ask appears, but sent only when there is one)."""
+
+    tokens: int
+    note_reserve: int
+
+
+def _fixed(request: Mapping[str, Any], turn: int, count_text: Callable[[str], int]) -> _Fixed:
+    skeleton = {k: v for k, v in request.items() if k not in ("messages", "input")}
+    skeleton["instructions_items"] = instruction_items(request)
+    reserve = count_text(render_note_ask(0, max(turn, 1))) + count_text(json.dumps(note_tool_chat()))
+    return _Fixed(count_text(json.dumps(skeleton, ensure_ascii=False, default=str)) + reserve, reserve)
+
+
+def _seal_picked_past_ceiling(episodes: list[Episode], picked: Sequence[Transition], fixed: int,
+                              sizes: _ViewSizes, ceiling: int) -> list[Transition]:
+    """When the episodes a fade just picked would hold the request past the ceiling (a long history arriving in
+    one call), the fewest of them seal without facts, least active first, so the rest can still be asked."""
+    forced: list[Transition] = []
+    for transition in picked:
+        if not ceiling_passed(fixed + sizes.of(episodes), ceiling):
+            break
+        if transition.after is EpisodeState.LEAVING:
+            forced.append(Transition(transition.episode_id, EpisodeState.LEAVING, EpisodeState.SEALED, "ceiling"))
+            episodes[:] = apply_transitions(episodes, forced[-1:])
+    return forced
+
+
+def _seal_acknowledged(episodes: list[Episode], turn: int) -> list[Transition]:
+    """Leaving episodes whose facts are written seal once their last turn is over (in place)."""
+    transitions = []
+    for index, episode in enumerate(episodes):
+        if episode.state is EpisodeState.LEAVING and episode.facts_written and episode.last_turn < turn:
+            episodes[index] = seal(episode, current_turn=turn)
+            transitions.append(Transition(episode.id, EpisodeState.LEAVING, EpisodeState.SEALED, "seal"))
+    return transitions
+
+
+def _seal_if_past_ceiling(episodes: list[Episode], request_tokens: int, ceiling: int) -> list[Transition]:
+    """Leaving episodes that would carry the request past the ceiling seal without their facts."""
+    if not (fade_in_progress(episodes) and ceiling_passed(request_tokens, ceiling)):
+        return []
+    forced = list(seal_leaving_without_facts(episodes))
+    episodes[:] = apply_transitions(episodes, forced)
+    return forced
 
 
 def decorate(
     request: Mapping[str, Any],
-    memory: MemoryView,
+    memory: StoredMemory,
     *,
     now: datetime,
     config: MechanismConfig = MechanismConfig(),  # noqa: B008 - frozen, so one shared default is safe
     boundary_scores: Mapping[int, BoundaryScores] | None = None,
     count_text: Callable[[str], int] = estimate_tokens,
     size_ratio: float | None = None,
-    defer_unscored_turn: bool = False,
-) -> Decoration:
-    """Plan this call's memory and assemble the request. `boundary_scores` are keyed by a unit's first seq
-    (a unit without scores is neutral); `size_ratio` is the provider-to-estimate ratio kept for the model.
+    sleep_owed: bool = False,
+) -> DecoratePlan:
+    """Plan this call's memory and assemble the request.
 
-    With `defer_unscored_turn`, a cut leaves the units of the turn that just closed uncut while they have no
-    scores: they are the newest history (never the ones to leave), and the lane scores them after this call,
-    so the judge need not run on the call's path."""
-    scores = boundary_scores or {}
-    messages = _with_recall_sizes(memory.messages, memory.recall_blocks, count_text)
+    `boundary_scores` are the lane's, keyed by a unit's first seq: a cut goes only as far as they reach
+    (docs/cutting.md), except when the request would otherwise pass the ceiling; None means no judge at all
+    (sizes alone decide). `size_ratio` is the provider-to-estimate ratio for the model. `sleep_owed` is a
+    sleep that came while a fade was in progress: it happens as soon as that fade ends.
+    Raises `OverCeiling` when the turn in progress and what no fade can shrink pass the ceiling on their own.
+    """
+    messages = memory.messages
     turn = current_turn(messages)
     units = units_of(messages)
     episodes = list(memory.episodes)
-    transitions: list[Transition] = []
+    transitions = _seal_acknowledged(episodes, turn)
+    fixed = _fixed(request, turn, count_text)
+    budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
+    sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
+                       count_text)
+    transitions += _seal_if_past_ceiling(episodes, fixed.tokens + sizes.of(episodes), budget.ceiling)
 
-    for index, episode in enumerate(episodes):
-        if episode.state is EpisodeState.LEAVING and episode.facts_written and episode.last_turn < turn:
-            episodes[index] = seal(episode, current_turn=turn)
-            transitions.append(Transition(episode.id, EpisodeState.LEAVING, EpisodeState.SEALED, "seal"))
-
-    # What no fade can shrink: instructions, tools and other fields, and the note ask with its tool,
-    # reserved always so the budget does not jump when an ask appears.
-    skeleton = {k: v for k, v in request.items() if k not in ("messages", "input")}
-    skeleton["instructions_items"] = instruction_items(request)
-    fixed = (
-        count_text(json.dumps(skeleton, ensure_ascii=False, default=str))
-        + count_text(render_note_ask(0, max(turn, 1)))
-        + count_text(json.dumps(note_tool_chat()))
-    )
-    ceiling = int(config.ceiling_tokens / size_ratio) if size_ratio else config.ceiling_tokens
-    in_turn = sum(m.tokens for m in _current_turn_messages(messages, turn)) if turn > 0 else 0
-    measure = measure_turns(units, turn_in_progress=turn, config=config)
-    budget = plan_budget(
-        fixed=fixed, measure=measure, current_turn_tokens=in_turn, config=config, ceiling=ceiling
-    )
-
-    fact_weights = fact_activations([f.id for f in memory.facts], memory.traces, now)
-    block_sizes: dict[frozenset[str], int] = {}
-
-    def facts_block_tokens(sealed_ids: frozenset[str]) -> int:
-        if sealed_ids not in block_sizes:
-            text = render_facts_block(facts_in_block(memory.facts, sealed_ids), fact_weights)
-            block_sizes[sealed_ids] = count_text(text) if text else 0
-        return block_sizes[sealed_ids]
-
-    # History tokens in view are all tokens less those of hidden episodes: prefix sums make each view one
-    # binary search per hidden episode instead of a pass over every message (views are asked for often).
-    seqs = [m.seq for m in messages]
-    running = list(accumulate((m.tokens for m in messages), initial=0))
-
-    def view_of(current: Sequence[Episode]) -> int:
-        hidden = 0
-        for e in current:
-            if not e.in_view:
-                hidden += running[bisect_right(seqs, e.last_seq)] - running[bisect_left(seqs, e.first_seq)]
-        return running[-1] - hidden + facts_block_tokens(_sealed(current))
-
-    if fade_in_progress(episodes) and ceiling_passed(fixed + view_of(episodes), ceiling):
-        forced = seal_leaving_without_facts(episodes)
-        episodes = apply_transitions(episodes, forced)
-        transitions += forced
-
-    slept = _sleeps(messages, turn, now, config)
+    sleep_due = sleep_owed or _sleeps(messages, turn, now, config)
+    slept = False
     new_episodes: list[Episode] = []
-    new_traces: list[Trace] = []
-    projected = view_of(episodes)
-    if not fade_in_progress(episodes) and (slept or projected > budget.budget):
-        closed = closed_units(units, turn)
-        while defer_unscored_turn and closed and closed[-1].turn == turn - 1 and closed[-1].first_seq not in scores:
-            closed.pop()
-        for run in uncut_runs(closed, episodes):
-            cut = cut_history(
-                run,
-                scores=scores,
-                max_tokens=config.episode_max(budget.budget),
-                min_units=config.episode_min_units,
-            )
-            new_episodes += cut
-            new_traces += [encoding_trace(e) for e in cut]
+    projected = sizes.of(episodes)
+    if not fade_in_progress(episodes) and (sleep_due or projected > budget.budget):
+        new_episodes = cut_closed(
+            units, episodes, turn=turn, scores=boundary_scores or {}, max_tokens=config.episode_max(budget.budget),
+            min_units=config.episode_min_units,
+            judged_only=boundary_scores is not None and not ceiling_passed(fixed.tokens + projected, budget.ceiling),
+        )
         episodes = sorted(episodes + new_episodes, key=lambda e: e.first_seq)
         plan = plan_fade(
             episodes,
-            activations=episode_activations(episodes, [*memory.traces, *new_traces], now),
-            view_tokens=projected,
-            landing=budget.landing,
-            current_turn=turn,
-            facts_block_tokens=facts_block_tokens,
-            reason="sleep" if slept else "fade",
+            activations=episode_activations(episodes, [*memory.traces, *map(encoding_trace, new_episodes)], now),
+            view_tokens=projected, landing=budget.landing, current_turn=turn,
+            facts_block_tokens=sizes.facts_block, reason="sleep" if sleep_due else "fade",
         )
         episodes = apply_transitions(episodes, plan.transitions)
         transitions += plan.transitions
         projected = plan.projected_view
+        slept = sleep_due
+        # What just started leaving stays in view until its note, but never past the ceiling.
+        transitions += _seal_picked_past_ceiling(episodes, plan.transitions, fixed.tokens, sizes, budget.ceiling)
     else:
-        projected = view_of([e for e in episodes if e.state is not EpisodeState.LEAVING]) - sum(
+        projected = sizes.of([e for e in episodes if e.state is not EpisodeState.LEAVING]) - sum(
             e.tokens for e in episodes if e.state is EpisodeState.LEAVING
         )
 
+    ask_turns = _note_ask_turns(episodes)
+    assembled = _assemble(request, memory, episodes, sizes, ask_turns)
+    view_tokens = sizes.of(episodes)
+    sent = fixed.tokens - (0 if ask_turns else fixed.note_reserve) + view_tokens
+    if sent > budget.ceiling:
+        field = "messages" if "messages" in request else "input"
+        raise OverCeiling(
+            f"the request would hold {sent} tokens with every earlier episode gone, over the ceiling of "
+            f"{budget.ceiling} tokens (the instructions, tools and turn in progress are too large on their own)",
+            field=field, ceiling=budget.ceiling, tokens=sent,
+        )
+    return DecoratePlan(
+        request=assembled, episodes=tuple(episodes), new_episodes=tuple(new_episodes),
+        new_traces=tuple(encoding_trace(e) for e in new_episodes), transitions=tuple(transitions),
+        note_ask_turns=ask_turns, slept=slept, sleep_owed=sleep_due and not slept, budget=budget,
+        view_tokens=view_tokens, projected_view=projected, estimated_tokens=sent,
+    )
+
+
+def _note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:
     leaving = [e for e in episodes if e.state is EpisodeState.LEAVING]
-    ask_turns = (min(e.first_turn for e in leaving), max(e.last_turn for e in leaving)) if leaving else None
+    return (min(e.first_turn for e in leaving), max(e.last_turn for e in leaving)) if leaving else None
+
+
+def _assemble(request: Mapping[str, Any], memory: StoredMemory, episodes: Sequence[Episode], sizes: _ViewSizes,
+              ask_turns: tuple[int, int] | None) -> dict[str, Any]:
     history: list[Mapping[str, Any] | Block] = []
     for message in visible_messages(memory.messages, episodes):
-        block = memory.recall_blocks.get(message.turn)
-        if block and message.kind == "user":
-            history.append(Block(block))
         history.append(message.body)
-    sealed_facts = facts_in_block(memory.facts, _sealed(episodes))
-    assembled = assemble(
+    return assemble(
         request,
         history=history,
-        facts_block=render_facts_block(sealed_facts, fact_weights),
+        facts_block=render_facts_block(facts_in_block(memory.facts, _sealed(episodes)), sizes.fact_weights),
         note_ask=render_note_ask(*ask_turns) if ask_turns else None,
-    )
-    return Decoration(
-        request=assembled,
-        episodes=tuple(episodes),
-        new_episodes=tuple(new_episodes),
-        new_traces=tuple(new_traces),
-        transitions=tuple(transitions),
-        note_ask_turns=ask_turns,
-        slept=slept,
-        budget=budget,
-        view_tokens=view_of(episodes),
-        projected_view=projected,
     )
 
 

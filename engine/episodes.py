@@ -46,7 +46,7 @@ class Episode:
     tokens: int
     # When its messages happened: the encoding trace is stamped with this.
     at: datetime
-    # The model's note for it has been taken (acknowledged); it seals once its last turn is over.
+    # Set when a note answering its ask was accepted; sealing follows at the first call past its last turn.
     facts_written: bool = False
     # Sealed because the ceiling was reached while the note ask went unanswered.
     sealed_without_facts: bool = False
@@ -90,7 +90,8 @@ def acknowledge(episode: Episode) -> Episode:
 
 
 def seal(episode: Episode, *, current_turn: int) -> Episode:
-    """An acknowledged episode seals once its last turn is over: its facts replace its messages."""
+    """Leaving -> sealed, for an episode whose note was taken and whose turns are all in the past: from now on
+    the model sees its facts instead of its messages."""
     _require(episode, EpisodeState.LEAVING, "seal")
     if not episode.facts_written:
         raise IllegalTransition(f"episode {episode.id} has no facts written yet; it cannot seal")
@@ -106,7 +107,7 @@ def seal_without_facts(episode: Episode) -> Episode:
 
 
 def forget(episode: Episode) -> Episode:
-    """A sealed episode picked by a fade: its facts leave the facts block; nothing is deleted."""
+    """Sealed -> forgotten: its facts drop out of the facts block, while every row stays stored."""
     _require(episode, EpisodeState.SEALED, "be forgotten")
     return replace(episode, state=EpisodeState.FORGOTTEN)
 

@@ -6,6 +6,7 @@
      ├── NotFound                no such thing for this tenant (404)
      ├── Conflict                an idempotency key reused with another body (409)
      ├── PayloadTooLarge         body over the configured limit (413)
+     │    └── OverCeiling        the turn in progress alone passes the ceiling (413, names the limit)
      ├── ServiceUnavailable      Postgres or Temporal unreachable (503, Retry-After)
      ├── IllegalTransition       an episode asked to move where its state forbids
      └── ProviderError           a model backend failed (timeout, HTTP error, junk output)
@@ -22,6 +23,7 @@ __all__ = [
     "InvalidInput",
     "LetheError",
     "NotFound",
+    "OverCeiling",
     "PayloadTooLarge",
     "ProviderError",
     "ServiceUnavailable",
@@ -72,6 +74,19 @@ class PayloadTooLarge(LetheError):
     """The request body is over the configured limit."""
 
     type = "payload_too_large"
+
+
+class OverCeiling(PayloadTooLarge):
+    """Even with every earlier episode gone, the request would pass the ceiling: what no fade can shrink
+    (instructions, tools) and the turn in progress are too large on their own."""
+
+    type = "over_ceiling"
+
+    def __init__(self, message: str, *, field: str, ceiling: int, tokens: int) -> None:
+        super().__init__(message)
+        self.field = field
+        self.ceiling = ceiling
+        self.tokens = tokens
 
 
 class ServiceUnavailable(LetheError):

@@ -3,8 +3,8 @@
 The view a fade measures is the history in view plus the facts block. A live episode picked counts as gone
 from the projection at once (its messages stay in view while it is leaving; its facts join when it seals);
 a live episode whose facts are already written seals at once, trading its messages for its facts; a sealed
-episode picked is forgotten, taking its facts out of the facts block. One fade at a time: while any episode
-is leaving, no new fade starts.
+episode picked is forgotten, taking its facts out of the facts block. Fades never overlap: a plan is only
+made when no episode is in the leaving state.
 """
 
 from __future__ import annotations
@@ -36,12 +36,13 @@ class FadePlan:
 
 
 def fade_in_progress(episodes: Sequence[Episode]) -> bool:
-    """One fade finishes before the next begins: a leaving episode means the last one has not."""
+    """True while some episode is leaving, i.e. the previous fade is still waiting for its note."""
     return any(e.state is EpisodeState.LEAVING for e in episodes)
 
 
 def should_sleep(previous_user_at: datetime | None, now: datetime, *, sleep_after: timedelta) -> bool:
-    """A user message after a long enough silence sleeps first: the view fades to the landing, full or not."""
+    """Whether the gap since the previous user message reaches `sleep_after` (then the view fades to the
+    landing even when it is under budget)."""
     return previous_user_at is not None and now - previous_user_at >= sleep_after
 
 

@@ -10,11 +10,11 @@ from typing import Any
 
 from engine.blocks.note_ask import NOTE_TOOL_NAME, NoteEntry, NoteReading, read_note_arguments
 
-__all__ = ["NoteCall", "note_calls", "read_note", "without_note_calls"]
+__all__ = ["NoteToolCall", "note_calls", "read_note", "without_note_calls"]
 
 
 @dataclass(frozen=True)
-class NoteCall:
+class NoteToolCall:
     """A note call as the model made it; the raw arguments are kept for inspection when malformed."""
 
     call_id: str
@@ -29,16 +29,16 @@ def _chat_calls(response: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return calls
 
 
-def note_calls(response: Mapping[str, Any]) -> list[NoteCall]:
+def note_calls(response: Mapping[str, Any]) -> list[NoteToolCall]:
     """Every call to `note` in a Chat Completions or Responses reply."""
     if "choices" in response:
         return [
-            NoteCall(str(c.get("id", "")), str((c.get("function") or {}).get("arguments", "")))
+            NoteToolCall(str(c.get("id", "")), str((c.get("function") or {}).get("arguments", "")))
             for c in _chat_calls(response)
             if (c.get("function") or {}).get("name") == NOTE_TOOL_NAME
         ]
     return [
-        NoteCall(str(item.get("call_id", "")), str(item.get("arguments", "")))
+        NoteToolCall(str(item.get("call_id", "")), str(item.get("arguments", "")))
         for item in response.get("output") or []
         if item.get("type") == "function_call" and item.get("name") == NOTE_TOOL_NAME
     ]

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["corrected", "correction_ratio", "estimate_tokens", "updated_ratio"]
+__all__ = ["correction_ratio", "estimate_tokens", "updated_ratio"]
 
 # Roughly four characters per token for English text and JSON; a stand-in when no tokenizer is given.
 _CHARS_PER_TOKEN = 4
@@ -42,8 +42,3 @@ def updated_ratio(
     """The ratio to keep for a model after one measurement: the new one if plausible, else the previous."""
     fresh = correction_ratio(provider_tokens, estimated_tokens, plausible=plausible)
     return previous if fresh is None else fresh
-
-
-def corrected(estimate: int, ratio: float | None) -> int:
-    """Our estimate in the provider's tokens."""
-    return estimate if ratio is None else math.ceil(estimate * ratio)

@@ -26,9 +26,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Trace:
-    """One time something mattered to an episode: never edited, so the record of what mattered is permanent.
+    """A dated judgment that an episode (or fact) was relevant. Rows are append-only: history is kept, not revised.
 
-    The raw score is kept as the judge gave it; only a counted trace (a yes) adds to activation.
+    `score` is stored exactly as the judge returned it; activation sums only traces marked `counted`.
     """
 
     at: datetime
@@ -40,18 +40,18 @@ class Trace:
 
 
 def encoding_trace(episode: Episode) -> Trace:
-    """A new episode's first trace: full strength, at the time its messages happened."""
+    """The trace an episode is born with: weight 1.0, dated by its last message (not by when the cut ran)."""
     return Trace(at=episode.at, score=1.0, counted=True, episode_id=episode.id, encoding=True)
 
 
 def trace_weight(age: timedelta) -> float:
-    """A trace counts in full for its first minute, then by one over the square root of the minutes."""
+    """Weight of a trace `age` old: 1.0 up to a minute, then 1/sqrt(age in minutes)."""
     minutes = age.total_seconds() / 60.0
     return 1.0 / math.sqrt(max(1.0, minutes))
 
 
 def activation(traces: Iterable[Trace], now: datetime) -> float:
-    """The sum of counted traces, each faded by the square root of its age in wall-clock minutes."""
+    """Sum over counted traces of score x `trace_weight(now - at)`."""
     return sum(t.score * trace_weight(now - t.at) for t in traces if t.counted)
 
 
@@ -78,7 +78,7 @@ def episode_activations(
 
 
 def fact_activations(fact_ids: Iterable[str], traces: Iterable[Trace], now: datetime) -> Mapping[str, float]:
-    """A fact's activation from its own counted traces, faded the same way."""
+    """Activation per fact id, computed from the traces that name the fact, with the same decay."""
     totals: dict[str, float] = dict.fromkeys(fact_ids, 0.0)
     for trace in traces:
         fact_id = trace.fact_id

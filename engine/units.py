@@ -1,6 +1,6 @@
 """Units and turns: the whole pieces history is cut from, so a call never leaves without its output.
 
-A unit is a user message, or an assistant step with the tool calls and the outputs that follow it.
+A unit is either one user message or one assistant step together with every tool result answering its calls.
 A turn starts at each user message and runs to the next one.
 """
 
@@ -130,5 +130,5 @@ def current_turn(messages: Sequence[StoredMessage]) -> int:
 
 
 def closed_units(units: Sequence[Unit], turn_in_progress: int) -> list[Unit]:
-    """Units of turns that are over; the turn in progress is never cut."""
+    """Units whose turn precedes `turn_in_progress` (cutting never touches the open turn)."""
     return [u for u in units if u.turn < turn_in_progress]

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from cachetools import LRUCache
 
 from engine.errors import InvalidInput, ProviderError
 from providers.usage import UsageScope
@@ -73,8 +73,7 @@ class CachingEmbedder:
 
     def __init__(self, inner: Embedder, *, max_entries: int = 50_000) -> None:
         self._inner = inner
-        self._max = max_entries
-        self._rows: OrderedDict[bytes, Vectors] = OrderedDict()
+        self._rows: LRUCache[bytes, Vectors] = LRUCache(maxsize=max_entries)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -98,7 +97,6 @@ class CachingEmbedder:
             for key in keys:
                 row = self._rows.get(key)
                 if row is not None:
-                    self._rows.move_to_end(key)
                     found[key] = row
         missing: dict[bytes, str] = {}
         for key, text in zip(keys, items, strict=True):
@@ -112,8 +110,6 @@ class CachingEmbedder:
                 for key, row in zip(missing, fresh, strict=True):
                     found[key] = row
                     self._rows[key] = row
-                while len(self._rows) > self._max:
-                    self._rows.popitem(last=False)
         if not items:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([found[key] for key in keys])

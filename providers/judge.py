@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from typing import Protocol
 
+from engine.cutting import BoundaryScores
 from providers.usage import UsageScope
 
 __all__ = [
     "AboutVerdict",
-    "BoundaryScore",
     "ContradictionVerdict",
     "DistillVerdict",
     "EntityMention",
@@ -49,14 +49,6 @@ class FactRelation(StrEnum):
     RESTATES = "restates"
     UPDATES = "updates"
     CONTRADICTS = "contradicts"
-
-
-@dataclass(frozen=True, slots=True)
-class BoundaryScore:
-    """How strongly a unit starts and ends a concept; used only as an order within its stretch."""
-
-    start: float
-    end: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +105,7 @@ class Judge(Protocol):
 
     async def score_boundaries(
         self, units: Sequence[str], *, scope: UsageScope | None = None
-    ) -> list[BoundaryScore]: ...
+    ) -> list[BoundaryScores]: ...
 
     async def judge_about(
         self, facts: Sequence[str], episodes: Sequence[str], *, scope: UsageScope | None = None

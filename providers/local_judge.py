@@ -15,11 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from engine.cutting import BoundaryScores
 from engine.errors import InvalidInput
 from providers.embedder import Embedder
 from providers.judge import (
     AboutVerdict,
-    BoundaryScore,
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
@@ -118,7 +118,7 @@ class LocalJudge:
 
     async def score_boundaries(
         self, units: Sequence[str], *, scope: UsageScope | None = None
-    ) -> list[BoundaryScore]:
+    ) -> list[BoundaryScores]:
         if not units:
             return []
         vectors = await self._embed(units)
@@ -135,7 +135,7 @@ class LocalJudge:
             end += 0.3 * any(cue in lowered for cue in _BOUNDARY_CUES_END)
             starts.append(start)
             ends.append(end)
-        return [BoundaryScore(start=s, end=e) for s, e in zip(_ranks(starts), _ranks(ends), strict=True)]
+        return [BoundaryScores(first=s, last=e) for s, e in zip(_ranks(starts), _ranks(ends), strict=True)]
 
     async def _about_scores(self, facts: Sequence[str], episodes: Sequence[str]) -> tuple[Matrix, Matrix]:
         parts = [split_parts(text) for text in episodes]

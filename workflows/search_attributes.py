@@ -1,18 +1,27 @@
-"""Lethe's search attributes, declared once: what operators filter memories by in the Temporal UI."""
+"""Lethe's search attributes as the workflow upserts them: typed keys over the names in `engine.lane_names`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio.common import SearchAttributeKey
 
-__all__ = ["ALL", "LEAVING_EPISODES", "LANE_BACKLOG", "LAST_USER_MESSAGE_AT", "MEMORY",
-           "NOTE_ASK_PENDING", "NOTE_ASK_SINCE", "TENANT"]
+from engine import lane_names as names
 
-TENANT = SearchAttributeKey.for_keyword("LetheTenant")
-MEMORY = SearchAttributeKey.for_keyword("LetheMemory")
-NOTE_ASK_PENDING = SearchAttributeKey.for_bool("LetheNoteAskPending")
-NOTE_ASK_SINCE = SearchAttributeKey.for_datetime("LetheNoteAskSince")
-LEAVING_EPISODES = SearchAttributeKey.for_int("LetheLeavingEpisodes")
-LANE_BACKLOG = SearchAttributeKey.for_int("LetheLaneBacklog")
-LAST_USER_MESSAGE_AT = SearchAttributeKey.for_datetime("LetheLastUserMessageAt")
+__all__ = ["ALL", "LANE_BACKLOG", "LAST_USER_MESSAGE_AT", "LEAVING_EPISODES", "MEMORY", "NOTE_ASK_PENDING",
+           "NOTE_ASK_SINCE", "TENANT", "key"]
 
-ALL = (TENANT, MEMORY, NOTE_ASK_PENDING, NOTE_ASK_SINCE, LEAVING_EPISODES, LANE_BACKLOG, LAST_USER_MESSAGE_AT)
+
+def key(attribute: names.SearchAttribute) -> SearchAttributeKey[Any]:
+    return getattr(SearchAttributeKey, f"for_{attribute.kind}")(attribute.name)  # type: ignore[no-any-return]
+
+
+TENANT = key(names.TENANT)
+MEMORY = key(names.MEMORY)
+NOTE_ASK_PENDING = key(names.NOTE_ASK_PENDING)
+NOTE_ASK_SINCE = key(names.NOTE_ASK_SINCE)
+LEAVING_EPISODES = key(names.LEAVING_EPISODES)
+LANE_BACKLOG = key(names.LANE_BACKLOG)
+LAST_USER_MESSAGE_AT = key(names.LAST_USER_MESSAGE_AT)
+
+ALL = tuple(key(attribute) for attribute in names.ALL_ATTRIBUTES)

@@ -1,4 +1,4 @@
-"""The texts Lethe adds to a request: the facts block, the recall block, the note ask and the note tool."""
+"""The texts Lethe adds to a request: the facts block, the note ask and the note tool."""
 
 from __future__ import annotations
 
@@ -13,19 +13,15 @@ from engine.blocks.note_ask import (
     read_note_arguments,
     render_note_ask,
 )
-from engine.blocks.recall_block import Excerpt, PartRecall, render_recall_block
 
 __all__ = [
     "NOTE_PARAMETERS",
     "NOTE_TOOL_NAME",
-    "Excerpt",
     "NoteEntry",
     "NoteReading",
-    "PartRecall",
     "note_tool_chat",
     "note_tool_responses",
     "read_note_arguments",
     "render_facts_block",
     "render_note_ask",
-    "render_recall_block",
 ]

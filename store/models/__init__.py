@@ -11,7 +11,7 @@ from store.models.mechanism import (
     NoteCall,
     Trace,
 )
-from store.models.tenancy import ApiKey, Tenant
+from store.models.tenancy import ApiKey, SizeRatio, Tenant
 from store.models.upstream import TenantUpstream
 from store.models.usage import ModelUsage
 
@@ -29,6 +29,7 @@ __all__ = [
     "ModelUsage",
     "NoteCall",
     "OutboxEvent",
+    "SizeRatio",
     "Tenant",
     "TenantUpstream",
     "Trace",

@@ -28,16 +28,19 @@ class Memory(Base):
     last_turn: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     last_user_message_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The latest time this memory has seen; X-Lethe-Now may never move it backwards.
-    clock: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    latest_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Moves whenever the memory's episodes, facts or traces change (database triggers, migration 0005, so no
     # writer can forget it): the gateway reuses what it last loaded of them while this has not moved.
     mechanism_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0", nullable=False)
-    # Provider-count / our-estimate per model, learned from report's usage.
+    # Provider-count / our-estimate per model, learned from report's usage: this memory's own, refining the
+    # tenant's (`SizeRatio`).
     size_ratios: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False, default=dict)
+    # A sleep came while a fade was in progress: it happens when that fade ends.
+    sleep_owed: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default="false")
 
 
 class Message(Base):
-    """A message exactly as it was sent, numbered, with the user turn it belongs to."""
+    """One stored item of a memory's history: the JSON body verbatim, its `seq` within the memory and its turn."""
 
     __tablename__ = "messages"
     __table_args__ = (
@@ -67,6 +70,7 @@ class Decoration(Base):
     """One decorate call, so a report can name what it answers."""
 
     __tablename__ = "decorations"
+    __table_args__ = (Index("ix_decorations_memory_at", "memory_pk", "at"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), nullable=False)
@@ -78,6 +82,9 @@ class Decoration(Base):
     reported_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Our estimate of the decorated request, compared with the provider's count on report.
     estimated_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # What no fade could shrink in it (instructions, tools, the note ask's reserve): the lane's cuts plan
+    # by the same budget.
+    fixed_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     # Turns whose note was asked for in this call (none when no ask).
     note_ask_first_turn: Mapped[int | None] = mapped_column(Integer)
     note_ask_last_turn: Mapped[int | None] = mapped_column(Integer)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Identity, String
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Identity, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
@@ -29,3 +29,15 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(20), nullable=False)
     created_at: Mapped[datetime] = now_column()
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class SizeRatio(Base):
+    """The provider's token count over our estimate of the same request, per tenant and model: a new memory
+    on a known model starts corrected."""
+
+    __tablename__ = "size_ratios"
+
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    ratio: Mapped[float] = mapped_column(Float, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

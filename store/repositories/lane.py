@@ -1,12 +1,12 @@
 """The lane's reads and writes: events with their payloads, history as the engine takes it, idempotent inserts
-of episodes, and the figures the workflow shows (note ask, leaving episodes, backlog, sleep).
+of the lane's own rows, and the figures the workflow shows (note ask, leaving episodes, backlog, sleep).
 
 Every write here is safe to repeat: a job retried after a crash adds nothing twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,12 +15,11 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.episodes import Episode
 from engine.facts import Fact
 from engine.messages import StoredMessage
 from store.models import Episode as EpisodeRow
-from store.models import EpisodeTransition, Memory, Message, OutboxEvent
 from store.models import Fact as FactRow
+from store.models import Memory, Message, OutboxEvent
 from store.models.lane import ParkedJob, SleepPreparation
 
 __all__ = [
@@ -29,7 +28,6 @@ __all__ = [
     "events_after",
     "facts_by_keys",
     "figures",
-    "insert_episodes",
     "memory_pk",
     "park_job",
     "record_sleep_prepared",
@@ -101,34 +99,6 @@ async def uncut_and_recent(
         .order_by(Message.seq)
     )
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
-
-
-async def insert_episodes(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, episodes: Iterable[Episode], at: datetime,
-    reason: str = "cut",
-) -> list[str]:
-    """Insert new live episodes; one already there (same deterministic key) is left alone, and only the new
-    ones get their first transition. Returns the keys inserted."""
-    values = [
-        {"memory_pk": memory_pk, "tenant_id": tenant_id, "episode_key": e.id, "state": e.state.value,
-         "first_seq": e.first_seq, "last_seq": e.last_seq, "first_turn": e.first_turn, "last_turn": e.last_turn,
-         "tokens": e.tokens, "at": e.at, "facts_written": e.facts_written,
-         "sealed_without_facts": e.sealed_without_facts, "asks": 0}
-        for e in episodes
-    ]
-    if not values:
-        return []
-    result = await session.execute(
-        insert(EpisodeRow).values(values).on_conflict_do_nothing(index_elements=["memory_pk", "episode_key"])
-        .returning(EpisodeRow.episode_key, EpisodeRow.state)
-    )
-    inserted = list(result.all())
-    session.add_all(
-        EpisodeTransition(memory_pk=memory_pk, tenant_id=tenant_id, episode_key=key, before=None, after=state,
-                          reason=reason, at=at)
-        for key, state in inserted
-    )
-    return [key for key, _ in inserted]
 
 
 async def facts_by_keys(session: AsyncSession, *, tenant_id: str, memory_pk: int, keys: Sequence[str]) -> list[Fact]:

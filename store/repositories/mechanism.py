@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
@@ -17,20 +18,20 @@ from engine.cutting import BoundaryScores
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.episodes import acknowledge as engine_acknowledge
 from engine.facts import Fact
-from engine.traces import Trace
+from engine.traces import Trace, encoding_trace
 from store.models import BoundaryScore as BoundaryScoreRow
 from store.models import Episode as EpisodeRow
-from store.models import EpisodeTransition
+from store.models import EpisodeTransition, NoteCall
 from store.models import Fact as FactRow
 from store.models import Trace as TraceRow
 
 __all__ = [
     "acknowledge",
-    "add_episodes",
     "add_facts",
     "awaiting_note",
     "record_note_ask",
     "add_traces",
+    "keep_note_calls",
     "apply_transitions",
     "load_boundary_scores",
     "load_episode_rows",
@@ -38,6 +39,7 @@ __all__ = [
     "load_facts",
     "load_traces",
     "save_boundary_scores",
+    "save_cut",
 ]
 
 
@@ -76,21 +78,34 @@ async def load_episodes(session: AsyncSession, *, tenant_id: str, memory_pk: int
     ]
 
 
-def add_episodes(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, episodes: Iterable[Episode], at: datetime
-) -> None:
-    """New episodes, born live, each with its first transition recorded."""
-    for episode in episodes:
-        session.add(EpisodeRow(
-            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=episode.id, state=episode.state.value,
-            first_seq=episode.first_seq, last_seq=episode.last_seq, first_turn=episode.first_turn,
-            last_turn=episode.last_turn, tokens=episode.tokens, at=episode.at,
-            facts_written=episode.facts_written, sealed_without_facts=episode.sealed_without_facts, asks=0,
-        ))
-        session.add(EpisodeTransition(
-            memory_pk=memory_pk, tenant_id=tenant_id, episode_key=episode.id, before=None,
-            after=episode.state.value, reason="cut", at=at,
-        ))
+async def save_cut(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, episodes: Sequence[Episode], at: datetime
+) -> list[str]:
+    """New live episodes from a cut, each with its first transition and its encoding trace: the one save the
+    hot path and the lane share. An episode already there (same deterministic key, a retried cut) is left
+    alone. Returns the keys inserted."""
+    values = [
+        {"memory_pk": memory_pk, "tenant_id": tenant_id, "episode_key": e.id, "state": e.state.value,
+         "first_seq": e.first_seq, "last_seq": e.last_seq, "first_turn": e.first_turn, "last_turn": e.last_turn,
+         "tokens": e.tokens, "at": e.at, "facts_written": e.facts_written,
+         "sealed_without_facts": e.sealed_without_facts, "asks": 0}
+        for e in episodes
+    ]
+    if not values:
+        return []
+    result = await session.execute(
+        insert(EpisodeRow).values(values).on_conflict_do_nothing(index_elements=["memory_pk", "episode_key"])
+        .returning(EpisodeRow.episode_key, EpisodeRow.state)
+    )
+    inserted = dict(result.all())
+    session.add_all(
+        EpisodeTransition(memory_pk=memory_pk, tenant_id=tenant_id, episode_key=key, before=None, after=state,
+                          reason="cut", at=at)
+        for key, state in inserted.items()
+    )
+    await add_traces(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                     traces=[encoding_trace(e) for e in episodes if e.id in inserted])
+    return list(inserted)
 
 
 async def apply_transitions(
@@ -180,7 +195,7 @@ async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -
 async def load_boundary_scores(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, after_seq: int = 0
 ) -> dict[int, BoundaryScores]:
-    """Scores keyed by a unit's first seq, as `engine.decorate` and `engine.cut_history` take them."""
+    """Scores keyed by a unit's first seq, as `engine.cutting.cut_closed` takes them."""
     rows = await session.execute(
         select(BoundaryScoreRow.unit_first_seq, BoundaryScoreRow.first_score, BoundaryScoreRow.last_score)
         .where(BoundaryScoreRow.tenant_id == tenant_id, BoundaryScoreRow.memory_pk == memory_pk,
@@ -246,6 +261,19 @@ def acknowledge(session: AsyncSession, *, tenant_id: str, episodes: Sequence[Epi
             memory_pk=row.memory_pk, tenant_id=tenant_id, episode_key=row.episode_key, before=row.state,
             after=row.state, reason="acknowledged", at=at,
         ))
+
+
+async def keep_note_calls(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, decorate_id: str, at: datetime,
+    episode_keys: Sequence[str], calls: Sequence[tuple[str, Any]], taken: bool, error: str | None,
+) -> int | None:
+    """Every note call of a reply, raw, whether taken or not (for inspection); returns the first one's id."""
+    rows = [NoteCall(memory_pk=memory_pk, tenant_id=tenant_id, decorate_id=decorate_id, call_id=call_id,
+                     arguments=arguments, taken=taken, error=error, episode_keys=list(episode_keys), at=at)
+            for call_id, arguments in calls]
+    session.add_all(rows)
+    await session.flush()
+    return rows[0].id if rows else None
 
 
 def add_facts(

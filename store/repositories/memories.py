@@ -17,7 +17,10 @@ __all__ = [
     "erase_memory",
     "get_decoration",
     "get_memory",
+    "latest_decoration",
     "lock_memory",
+    "mark_reported",
+    "owe_sleep",
     "was_reported",
 ]
 
@@ -80,14 +83,34 @@ def add_decoration(
     model: str,
     at: datetime,
     estimated_tokens: int,
+    fixed_tokens: int,
     note_ask_turns: tuple[int, int] | None,
 ) -> None:
     session.add(Decoration(
         id=decorate_id, memory_pk=memory.id, tenant_id=tenant_id, shape=shape, model=model, turn=memory.last_turn,
-        at=at, estimated_tokens=estimated_tokens,
+        at=at, estimated_tokens=estimated_tokens, fixed_tokens=fixed_tokens,
         note_ask_first_turn=note_ask_turns[0] if note_ask_turns else None,
         note_ask_last_turn=note_ask_turns[1] if note_ask_turns else None,
     ))
+
+
+def mark_reported(memory: Memory, decoration: Decoration, *, at: datetime) -> None:
+    memory.latest_at = at
+    decoration.reported_at = at
+
+
+def owe_sleep(memory: Memory, *, owed: bool) -> None:
+    """Remember a sleep that met a fade in progress (or that the owed one happened); the caller holds the lock."""
+    if memory.sleep_owed != owed:
+        memory.sleep_owed = owed
+
+
+async def latest_decoration(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> Decoration | None:
+    """The memory's last decorate: its model and fixed part are what the lane plans cuts by."""
+    return (await session.execute(
+        select(Decoration).where(Decoration.tenant_id == tenant_id, Decoration.memory_pk == memory_pk)
+        .order_by(Decoration.at.desc()).limit(1)
+    )).scalar_one_or_none()
 
 
 async def was_reported(session: AsyncSession, *, tenant_id: str, decorate_id: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +14,7 @@ from engine.messages import StoredMessage, item_kind
 from engine.recognition import HeldMessage
 from store.models import Memory, Message
 
-__all__ = ["NewMessage", "append_messages", "history_after", "stored_rows"]
+__all__ = ["NewMessage", "append_messages", "append_turns", "history_after", "stored_rows"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,22 @@ def append_messages(
         ))
     session.add_all(rows)
     return rows
+
+
+def append_turns(
+    session: AsyncSession, *, tenant_id: str, memory: Memory, new: Sequence[NewMessage], at: datetime
+) -> tuple[list[Message], list[NewMessage]]:
+    """Append the agent's new messages, each user message opening the memory's next turn (its time kept as
+    the last user message's); returns the rows and the messages as numbered."""
+    numbered = []
+    for item in new:
+        if item_kind(item.body) == "user":
+            memory.last_turn += 1
+            memory.last_user_message_at = at
+        numbered.append(replace(item, turn=memory.last_turn))
+    rows = append_messages(session, tenant_id=tenant_id, memory=memory, new=numbered, at=at)
+    memory.latest_at = at
+    return rows, numbered
 
 
 def stored_rows(rows: Sequence[Message], new: Sequence[NewMessage]) -> list[tuple[StoredMessage, HeldMessage | None]]:

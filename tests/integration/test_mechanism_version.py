@@ -12,7 +12,7 @@ from engine.facts import Fact
 from engine.traces import Trace
 from store.db import Database
 from store.models import Memory
-from store.repositories import lane, mechanism, memories, tenants
+from store.repositories import mechanism, memories, tenants
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -38,13 +38,13 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
         seen.append(await _version(db, pk))
         return seen[-1] - seen[-2]
 
-    assert await step(lambda s: lane.insert_episodes(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+    assert await step(lambda s: mechanism.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
                                                      at=NOW)) > 0
     # The same cut again inserts nothing: nothing moves.
-    assert await step(lambda s: lane.insert_episodes(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+    assert await step(lambda s: mechanism.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
                                                      at=NOW)) == 0
     assert await step(lambda s: mechanism.add_traces(s, tenant_id=tenant_id, memory_pk=pk, traces=[
-        Trace(at=NOW, score=1.0, counted=True, episode_id="ep-1-2", encoding=True)])) > 0
+        Trace(at=NOW, score=1.0, counted=True, episode_id="ep-1-2", fact_id="f-1")])) > 0
     leaving = Episode(**{**episode.__dict__, "state": EpisodeState.LEAVING})
     assert await step(lambda s: mechanism.apply_transitions(
         s, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],

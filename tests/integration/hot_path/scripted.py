@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from engine.validity import problems
+from engine.request_rules import problems
 
 TOPICS = ["pricing page", "checkout migration", "tax table", "legal review", "launch date", "QA rota",
           "refund line", "analytics events", "email campaign", "partner API"]

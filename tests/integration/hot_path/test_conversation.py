@@ -63,7 +63,8 @@ async def test_long_conversation_fades_seals_and_forgets_within_the_ceiling(
         if "sealed" in owners:
             assert fact["note"] in last_block
             sealed_fact_seen = True
-    assert sealed_fact_seen and forgotten_fact_missing
+    assert sealed_fact_seen and forgotten_fact_missing, sorted(
+        (f["fact_key"], sorted(episodes[k]["state"] for k in f["episode_keys"])) for f in facts.values())
     assert len(export["messages"]) >= turns * 2
 
 

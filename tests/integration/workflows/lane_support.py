@@ -40,7 +40,7 @@ async def add_turn(db: Database, tenant_id: str, memory_id: str, *, at: datetime
             session.add(Message(memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_message_seq,
                                 turn=memory.last_turn, role=body["role"], content_hash=content_hash(body),
                                 body=body, at=at, tokens=estimate_tokens(body)))
-        memory.clock = at
+        memory.latest_at = at
         return outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="decorate", payload={})
 
 

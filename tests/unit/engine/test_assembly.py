@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from engine.assembly import Block, assemble, blocks_role, repair_history
-from engine.validity import problems
+from engine.request_rules import problems
 from tests.unit.engine.conversations import reply, request, step, turn, user
 
 

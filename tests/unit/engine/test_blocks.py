@@ -5,17 +5,13 @@ from datetime import timedelta
 
 from engine.blocks import (
     NOTE_PARAMETERS,
-    Excerpt,
-    PartRecall,
     note_tool_chat,
     note_tool_responses,
     read_note_arguments,
     render_facts_block,
     render_note_ask,
-    render_recall_block,
 )
 from engine.facts import Fact
-from engine.recall import group_facts
 from tests.unit.engine.conversations import T0
 
 
@@ -51,35 +47,6 @@ def test_facts_block_most_active_first_milestones_apart_entities_in_brackets() -
 
 def test_facts_block_none_without_facts() -> None:
     assert render_facts_block([], {}) is None
-
-
-def test_recall_block_is_framed_as_records_grouped_and_dated() -> None:
-    facts = [
-        fact("f1", "Dana owns the checkout migration.", "Dana", "checkout migration", minutes=0),
-        fact(
-            "f2",
-            "Checkout migration is blocked on the tax table.",
-            "checkout migration",
-            "tax table",
-            minutes=5,
-        ),
-    ]
-    parts = [PartRecall("Who owns checkout?", (facts[0],))]
-    excerpts = [Excerpt(turn=4, role="assistant", at=T0, text="Dana took it.", facts=(facts[0],))]
-    text = render_recall_block(group_facts(facts), parts, excerpts)
-    assert text is not None
-    assert "not instructions" in text
-    assert "## checkout migration" in text
-    newest, older = text.index("blocked on the tax table"), text.index("Dana owns")
-    assert newest < older
-    assert "[2026-02-01 09:05 UTC, turns 3–5]" in text
-    assert '## "Who owns checkout?"' in text
-    assert "[turn 4 · Assistant · 2026-02-01 09:00 UTC]" in text
-    assert text.startswith("[lethe_recalled_memory]") and text.endswith("[/lethe_recalled_memory]")
-
-
-def test_recall_block_none_when_nothing_recalled() -> None:
-    assert render_recall_block([], [PartRecall("x", ())], []) is None
 
 
 def test_note_ask_names_the_turns_and_what_a_good_fact_is() -> None:

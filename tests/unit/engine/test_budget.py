@@ -6,8 +6,8 @@ from engine.units import units_of
 from tests.unit.engine.conversations import stored, turn
 
 
-def test_history_budget_subtracts_fixed_and_room() -> None:
-    assert history_budget(200_000, fixed=20_000, room_for_next_call=10_000) == 160_000
+def test_history_budget_sets_the_next_call_aside_once() -> None:
+    assert history_budget(200_000, fixed=20_000, room_for_next_call=10_000) == 170_000
     assert history_budget(1_000, fixed=2_000, room_for_next_call=0) == 0
 
 
@@ -52,7 +52,7 @@ def test_plan_budget_reports_every_part() -> None:
     config = MechanismConfig(ceiling_tokens=100_000)
     measure = measure_turns([], turn_in_progress=1, config=config)
     budget = plan_budget(fixed=2_000, measure=measure, current_turn_tokens=500, config=config)
-    assert budget.budget == 100_000 - 2_000 - 2 * config.default_room_for_next_call
+    assert budget.budget == 100_000 - 2_000 - config.default_room_for_next_call
     assert budget.landing == budget.budget // 2
     assert (
         plan_budget(fixed=0, measure=measure, current_turn_tokens=0, config=config, ceiling=50_000).ceiling

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cutting import BoundaryScores, boundary_ranks, covered_prefix, cut, cut_history, uncut_runs
+from engine.cutting import BoundaryScores, boundary_ranks, covered_prefix, cut, cut_stretch, uncut_runs
 from engine.episodes import Episode, EpisodeState
 from engine.units import closed_units, units_of
 from tests.unit.engine.conversations import T0, stored, turn
@@ -57,7 +57,7 @@ def test_cut_rejects_missing_scores() -> None:
 def test_cut_history_builds_live_episodes_from_closed_units() -> None:
     messages = stored([*turn(1, calls=[1]), *turn(2, calls=[2]), *turn(3, closed=False)])
     units = closed_units(units_of(messages), 3)
-    episodes = cut_history(units, scores={}, max_tokens=40)
+    episodes = cut_stretch(units, scores={}, max_tokens=40)
     assert all(e.state is EpisodeState.LIVE for e in episodes)
     assert episodes[0].first_seq == 1 and episodes[-1].last_seq == messages[-2].seq
     covered = [seq for e in episodes for seq in range(e.first_seq, e.last_seq + 1)]
@@ -68,7 +68,7 @@ def test_cut_history_builds_live_episodes_from_closed_units() -> None:
 def test_uncut_runs_are_the_stretches_between_episodes() -> None:
     messages = stored([item for n in range(1, 7) for item in turn(n, calls=[n])])
     units = units_of(messages)
-    first = cut_history(units[2:5], scores={}, max_tokens=10_000)  # one episode in the middle
+    first = cut_stretch(units[2:5], scores={}, max_tokens=10_000)  # one episode in the middle
     runs = uncut_runs(units, first)
     assert [[u.first_seq for u in run] for run in runs] == [
         [u.first_seq for u in units[:2]], [u.first_seq for u in units[5:]]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -11,15 +12,16 @@ from hypothesis import strategies as st
 from engine.assembly import repair_history
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut
-from engine.decorate import MemoryView, decorate, visible_messages
+from engine.decorate import StoredMemory, decorate, visible_messages
 from engine.episodes import EpisodeState, acknowledge
+from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import plan_fade
-from engine.messages import StoredMessage, answered_call_id, call_ids
+from engine.messages import StoredMessage, answered_call_id, call_ids, instruction_items
+from engine.request_rules import problems
 from engine.sizing import estimate_tokens
 from engine.traces import Trace
 from engine.units import number_turns, split_units
-from engine.validity import problems
 from tests.unit.engine.conversations import T0, episode, request, turn
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,14 +84,27 @@ def test_decorate_over_a_conversation_keeps_every_rule(
     for end in starts[1:]:
         messages = store(items[:end], gaps[:end])
         now = messages[-1].at
-        result = decorate(
-            request(shape, items[:end]),
-            MemoryView(messages, episodes=episodes, facts=facts, traces=traces),
-            now=now,
-            config=config,
-        )
-        assembled = result.request["messages" if shape == "chat" else "input"]
         turn_now = messages[-1].turn
+        try:
+            result = decorate(
+                request(shape, items[:end]),
+                StoredMemory(messages, episodes=episodes, facts=facts, traces=traces),
+                now=now,
+                config=config,
+            )
+        except OverCeiling as refused:
+            # Refused only when the turn in progress and the instructions alone pass the ceiling.
+            sent = request(shape, items[:end])
+            skeleton = {k: v for k, v in sent.items() if k not in ("messages", "input")}
+            skeleton["instructions_items"] = instruction_items(sent)
+            in_turn = sum(m.tokens for m in messages if m.turn == turn_now)
+            fixed = estimate_tokens(json.dumps(skeleton, ensure_ascii=False))
+            assert refused.tokens > ceiling and in_turn + fixed > ceiling
+            event("refused: turn over the ceiling")
+            return
+        assembled = result.request["messages" if shape == "chat" else "input"]
+        # The request as sent, counted again from what is sent, never passes the ceiling.
+        assert result.estimated_tokens <= result.budget.ceiling
 
         # Every assembled request is one a provider accepts.
         assert problems(result.request) == []

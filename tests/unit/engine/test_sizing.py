@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from engine.sizing import corrected, correction_ratio, estimate_tokens, updated_ratio
+from engine.sizing import correction_ratio, estimate_tokens, updated_ratio
 
 
 def test_estimate_tokens_about_four_characters_each() -> None:
@@ -23,8 +23,3 @@ def test_updated_ratio_keeps_previous_on_an_implausible_reading() -> None:
     assert updated_ratio(1.1, 9_000, 1_000) == 1.1
     assert updated_ratio(1.1, 900, 1_000) == 0.9
     assert updated_ratio(None, 9_000, 1_000) is None
-
-
-def test_corrected_scales_the_estimate() -> None:
-    assert corrected(1_000, 1.25) == 1_250
-    assert corrected(1_000, None) == 1_000

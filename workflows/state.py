@@ -1,0 +1,26 @@
+"""What the memory workflow carries from run to run (continue-as-new): counters and the last status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.types import MemoryStatus
+
+__all__ = ["LaneState"]
+
+
+@dataclass
+class LaneState:
+    """All the workflow carries, small enough to hand to continue-as-new: counters and the last status."""
+
+    known_seq: int = 0  # newest event number the gateway has announced
+    done_seq: int = 0  # newest event number the lane has finished
+    jobs_run: int = 0
+    parked: int = 0
+    status: MemoryStatus | None = None
+    # The user message whose sleep the lane last tried to prepare (so a parked one is not retried in a loop).
+    sleep_tried_for: datetime | None = None
