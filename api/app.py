@@ -8,9 +8,11 @@ from datetime import timedelta
 
 from fastapi import FastAPI
 
+from api.body import BodyLimit
 from api.context import HotPath
 from api.errors import install_error_handlers
 from api.housekeeping import Housekeeping
+from api.openapi import install_openapi
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
 from api.routes.metrics import install_metrics
@@ -51,6 +53,8 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
     instrument_app(app)
     install_error_handlers(app)
+    install_openapi(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.body_idle_seconds)
     install_metrics(app)
     app.include_router(health.router)
     app.include_router(admin.router)

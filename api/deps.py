@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
@@ -83,10 +83,14 @@ async def _admin(settings: SettingsDep, authorization: Annotated[str | None, Hea
         raise Unauthorized("admin calls need the admin token (LETHE_ADMIN_TOKEN)")
 
 
-def _memory_id(memory_id: Annotated[str, Path()]) -> str:
+def _memory_id(memory_id: Annotated[str, Path(pattern=MEMORY_ID_PATTERN.pattern)]) -> str:
     if not MEMORY_ID_PATTERN.match(memory_id):
         raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="memory_id")
     return memory_id
+
+
+CLOCK_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+CLOCK_AHEAD = timedelta(days=50 * 365)
 
 
 def _clock(
@@ -101,11 +105,19 @@ def _clock(
         )
     try:
         given = datetime.fromisoformat(x_lethe_now.replace("Z", "+00:00"))
-    except ValueError as exc:
+        if given.tzinfo is None:
+            raise InvalidInput("X-Lethe-Now needs a time zone offset", field="X-Lethe-Now")
+        given = given.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise InvalidInput("X-Lethe-Now must be an RFC 3339 time", field="X-Lethe-Now") from exc
-    if given.tzinfo is None:
-        raise InvalidInput("X-Lethe-Now needs a time zone offset", field="X-Lethe-Now")
-    return Clock(given.astimezone(UTC), overridden=True)
+    # Bounded, so every deadline the memory derives from it (a sleep 24 h on, a note ask pending) stays a
+    # time the workflow and Postgres can hold, and a clock set absurdly far ahead cannot stall its lane.
+    if not CLOCK_EARLIEST <= given <= now + CLOCK_AHEAD:
+        raise InvalidInput(
+            f"X-Lethe-Now must fall between {CLOCK_EARLIEST.date()} and {CLOCK_AHEAD.days // 365} years from now",
+            field="X-Lethe-Now",
+        )
+    return Clock(given, overridden=True)
 
 
 TenantDep = Annotated[str, Depends(_tenant)]

@@ -19,6 +19,7 @@ from engine.errors import (
     NotFound,
     PayloadTooLarge,
     ProviderError,
+    RateLimited,
     ServiceUnavailable,
     Unauthorized,
 )
@@ -36,6 +37,7 @@ STATUS: dict[type[LetheError], int] = {
     ServiceUnavailable: 503,
     IllegalTransition: 409,
     ProviderError: 502,
+    RateLimited: 429,
 }
 
 
@@ -66,7 +68,8 @@ def error_body(exc: LetheError) -> dict[str, Any]:
 
 def _response(exc: LetheError) -> JSONResponse:
     status = next(STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS)
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, ServiceUnavailable) else None
+    retry_after = getattr(exc, "retry_after", None)  # ServiceUnavailable, RateLimited
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     if isinstance(exc, Unauthorized):
         headers = {"WWW-Authenticate": "Bearer"}
     return JSONResponse(error_body(exc), status_code=status, headers=headers)

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     admin_token: SecretStr = SecretStr("")
     allow_clock_override: bool = False
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # A body that stops arriving for this long is answered 408 (a Content-Length larger than what is sent).
+    body_idle_seconds: float = Field(default=10.0, gt=0)
     # How long a decorate's or report's answer is kept for retries with the same key (a decorate's holds the
     # whole request, so they are not kept forever).
     idempotency_hours: float = Field(default=24.0, gt=0)

@@ -10,6 +10,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from engine.errors import ServiceUnavailable
+from store import nul
 
 __all__ = ["Database"]
 
@@ -22,7 +23,9 @@ class Database:
             raise ValueError("database url is empty: set LETHE_DATABASE_URL or use `lethe dev`")
         self.url = url
         self.engine: AsyncEngine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+            # JSONB cannot hold NUL: strings are escaped on the way in and back (store/nul.py).
+            json_serializer=nul.json_serializer, json_deserializer=nul.json_deserializer,
         )
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
