@@ -51,12 +51,26 @@ def field_path(loc: Sequence[int | str]) -> str:
     return path
 
 
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "null"}
+
+
+def _is_tag(part: int | str) -> bool:
+    """A union member's name pydantic puts in a location (`str`, `list[...]`, `ResponsesItem`), not a field."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "(" in part or part[:1].isupper())
+
+
 def invalid_from_validation(
     exc: ValidationError | RequestValidationError, *, prefix: Sequence[str] = ()
 ) -> InvalidInput:
-    first = exc.errors()[0]
-    field = field_path([*prefix, *first["loc"]])
-    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or None)
+    errors = exc.errors()
+    if any(e["type"] == "json_invalid" for e in errors):
+        return InvalidInput("the body is not valid JSON", field="body")
+    # A union reports one error per member: the deepest says most about what is wrong.
+    located = [(list(e["loc"]) if e["loc"][:1] in (("header",), ("path",), ("query",))
+                else [p for p in e["loc"] if not _is_tag(p)], e) for e in errors]
+    loc, first = max(located, key=lambda pair: len(pair[0]))
+    field = field_path([*prefix, *loc])
+    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or "body")
 
 
 def error_body(exc: LetheError) -> dict[str, Any]:
@@ -86,9 +100,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            # FastAPI's own body parsing gave up (nesting too deep for the JSON parser, say): bad input.
+            return _response(InvalidInput("the body could not be parsed as JSON", field="body"))
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse(
-            {"error": {"type": kind, "message": str(exc.detail)}}, status_code=exc.status_code
+            {"error": {"type": kind, "message": str(exc.detail)}}, status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
         )
 
     app.add_exception_handler(LetheError, lethe_error)

@@ -20,7 +20,7 @@ Shape = Literal["chat_completions", "responses"]
 def parse_request(body: Any) -> tuple[Shape, list[dict[str, Any]]]:
     """Validate a provider request; return its shape and its history (the opening instructions excluded)."""
     if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
+        raise InvalidInput("the body must be a JSON object", field="body")
     if "messages" in body and "input" in body:
         raise InvalidInput("send either `messages` (Chat Completions) or `input` (Responses), not both",
                            field="input")
