@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -12,10 +13,11 @@ from api.body import BodyLimit
 from api.context import HotPath
 from api.errors import install_error_handlers
 from api.housekeeping import Housekeeping
+from api.limits import TenantLimits
 from api.openapi import install_openapi
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
-from api.routes.metrics import install_metrics
+from api.routes.metrics import install_metrics, serve_metrics
 from api.tenant_keys import TenantKeys
 from config.mechanism import mechanism_config
 from config.settings import Settings
@@ -39,12 +41,19 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings),
                                      judge=judge)
         app.state.tenant_keys = TenantKeys(db)
+        app.state.limits = TenantLimits(
+            rate=settings.tenant_rate_per_second,
+            burst=settings.tenant_rate_burst or math.ceil(2 * settings.tenant_rate_per_second),
+            max_decorates=settings.tenant_max_concurrent_decorates)
         housekeeping = Housekeeping(db, keep=timedelta(hours=settings.idempotency_hours))
+        stop_metrics = serve_metrics(settings.host, settings.metrics_port) if settings.metrics_port else None
         relay.start()
         housekeeping.start()
         try:
             yield
         finally:
+            if stop_metrics is not None:
+                stop_metrics()
             await housekeeping.stop()
             await relay.stop()
             await db.dispose()
@@ -55,7 +64,7 @@ def create_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.body_idle_seconds)
-    install_metrics(app)
+    install_metrics(app, own_port=bool(settings.metrics_port))
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(memories.router)

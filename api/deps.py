@@ -72,6 +72,7 @@ async def _tenant(request: Request, authorization: Annotated[str | None, Header(
     tenant_id = await keys.tenant_for(_bearer(authorization))
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")
+    request.app.state.limits.admit(tenant_id)
     return tenant_id
 
 

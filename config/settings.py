@@ -48,6 +48,13 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     # A body that stops arriving for this long is answered 408 (a Content-Length larger than what is sent).
     body_idle_seconds: float = Field(default=10.0, gt=0)
+    # Per tenant and per gateway process; 0 turns a limit off. Over it: 429 with Retry-After.
+    tenant_rate_per_second: float = Field(default=0.0, ge=0)
+    tenant_rate_burst: int = Field(default=0, ge=0)  # 0: twice the rate
+    tenant_max_concurrent_decorates: int = Field(default=0, ge=0)
+    # /metrics on its own port (0: on the gateway's port), and/or behind `Authorization: Bearer <token>`.
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    metrics_token: SecretStr = SecretStr("")
     # How long a decorate's or report's answer is kept for retries with the same key (a decorate's holds the
     # whole request, so they are not kept forever).
     idempotency_hours: float = Field(default=24.0, gt=0)

@@ -47,8 +47,9 @@ async def decorate(
     relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
 ) -> JSONBytes:
     body = await _json_body(request)
-    answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
-                                             clock=clock, idempotency_key=idempotency_key)
+    async with request.app.state.limits.decorating(tenant_id):
+        answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
+                                                 clock=clock, idempotency_key=idempotency_key)
     relay.wake()
     return JSONBytes(answer)
 

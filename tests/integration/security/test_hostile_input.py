@@ -11,7 +11,8 @@ import httpx
 from temporalio.client import Client
 
 from config.settings import Settings
-from tests.support import eventually, free_port, serve_gateway
+from tests.integration.security.conftest import Strict
+from tests.support import eventually
 from workflows.memory import MemoryWorkflow, workflow_id
 
 ESC = "\ue000"  # the store's own escape character must round-trip as well
@@ -72,15 +73,13 @@ async def test_a_clock_at_the_far_bound_leaves_the_lane_working(
     await eventually(caught_up, timeout=30)
 
 
-async def test_a_body_that_stops_arriving_is_answered_408(settings: Settings, worker: None) -> None:
-    strict = settings.model_copy(update={"port": free_port(), "body_idle_seconds": 1.0})
-    async with serve_gateway(strict):
-        reader, writer = await asyncio.open_connection("127.0.0.1", strict.port)
-        writer.write(b"POST /v1/memories/m/decorate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Authorization: Bearer nobody\r\nContent-Length: 1000\r\n\r\n{\"model\": ")
-        await writer.drain()
-        answer = await asyncio.wait_for(reader.read(4096), timeout=10)
-        writer.close()
+async def test_a_body_that_stops_arriving_is_answered_408(strict: Strict) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", strict.settings.port)
+    writer.write(b"POST /v1/memories/m/decorate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Authorization: Bearer nobody\r\nContent-Length: 1000\r\n\r\n{\"model\": ")
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(4096), timeout=10)  # the idle time is 1 s
+    writer.close()
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     assert b'"field":"body"' in answer
 
