@@ -32,7 +32,8 @@ __all__ = ["create_app"]
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database(settings.database_url, pool_size=settings.db_pool_size)
+        db = Database(settings.database_url, pool_size=settings.db_pool_size, role=settings.db_role or None,
+                      strict=True)
         # Lazy: the gateway answers decorate and report even while Temporal is down.
         temporal = await connect_temporal(settings, lazy=True)
         relay = OutboxRelay(db, temporal, task_queue=settings.temporal_task_queue)

@@ -16,7 +16,8 @@ from api.schemas import MEMORY_ID_PATTERN
 from api.tenant_keys import TenantKeys
 from config.settings import Settings
 from engine.errors import InvalidInput, Unauthorized
-from store.db import Database
+from store.db import Database, bind_tenant
+from store.rls import SYSTEM
 
 __all__ = [
     "AdminDep",
@@ -73,6 +74,7 @@ async def _tenant(request: Request, authorization: Annotated[str | None, Header(
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")
     request.app.state.limits.admit(tenant_id)
+    bind_tenant(tenant_id)  # this request's transactions see this tenant's rows only (row-level security)
     return tenant_id
 
 
@@ -82,6 +84,7 @@ async def _admin(settings: SettingsDep, authorization: Annotated[str | None, Hea
         token.encode(), settings.admin_token.get_secret_value().encode()
     ):
         raise Unauthorized("admin calls need the admin token (LETHE_ADMIN_TOKEN)")
+    bind_tenant(SYSTEM)  # admin calls span tenants
 
 
 def _memory_id(memory_id: Annotated[str, Path(pattern=MEMORY_ID_PATTERN.pattern)]) -> str:

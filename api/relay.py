@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.background import BackgroundLoop
-from store.db import Database
+from store.db import Database, system_scope
 from store.repositories import lane, outbox
 from workflows import search_attributes as sa
 from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
@@ -78,6 +78,11 @@ class OutboxRelay(BackgroundLoop):
 
     async def deliver_once(self) -> int:
         """Signal every memory with undelivered events once; returns how many were signalled."""
+        # Every tenant's events: deliberately cross-tenant (store/rls.py).
+        with system_scope():
+            return await self._deliver_all()
+
+    async def _deliver_all(self) -> int:
         async with self.db.session() as session, session.begin():
             pending = await outbox.claim_undelivered(session)
             for item in pending:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 
-from store.db import Database
+from store.db import Database, system_scope
 from store.repositories import tenants
 
 __all__ = ["TenantKeys"]
@@ -25,8 +25,9 @@ class TenantKeys:
         found = self._known.get(digest)
         if found is not None and time.monotonic() - found[1] < self.ttl_seconds:
             return found[0]
-        async with self.db.session() as session:
-            tenant_id = await tenants.tenant_for_key(session, api_key)
+        with system_scope():  # the one lookup that starts without a tenant
+            async with self.db.session() as session:
+                tenant_id = await tenants.tenant_for_key(session, api_key)
         if tenant_id is None:
             self._known.pop(digest, None)
             return None
