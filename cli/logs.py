@@ -7,7 +7,9 @@ import logging
 import sys
 from datetime import UTC, datetime
 
-__all__ = ["configure_logging"]
+__all__ = ["CONTENT_LOGGERS", "configure_logging"]
+
+CONTENT_LOGGERS = ("openai", "httpx", "httpcore", "sqlalchemy.engine", "asyncpg", "uvicorn.error.body")
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -38,3 +40,7 @@ def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
     # Chatty at INFO about every start-up step; their warnings still show.
     for name in ("pgserver", "alembic"):
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+    # At DEBUG these print whole requests (the openai SDK its request options, httpx/httpcore the bytes, the
+    # SQL engine its parameters): message content. They stay at INFO or above even when Lethe logs DEBUG.
+    for name in CONTENT_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))

@@ -54,6 +54,8 @@ class Database:
         self.url = url
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+            # A failed statement's error would otherwise quote its parameters: message content, into logs.
+            hide_parameters=True,
             # JSONB cannot hold NUL: strings are escaped on the way in and back (store/nul.py).
             json_serializer=nul.json_serializer, json_deserializer=nul.json_deserializer,
             # The role as a startup setting: in force from the first statement, and what RESET ROLE returns to.
