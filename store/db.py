@@ -40,6 +40,12 @@ def system_scope() -> Iterator[None]:
         current_tenant.reset(token)
 
 
+def _unavailable(sqlstate: str | None) -> bool:
+    """Postgres going away or not there yet: connection errors (class 08), shutting down or starting up
+    (57P01-57P03), too many connections (53300). The caller should retry; nothing was done."""
+    return bool(sqlstate) and (sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03", "53300"))
+
+
 class Database:
     """Owns the connection pool; hands out sessions that map outages to `ServiceUnavailable`.
 
@@ -81,7 +87,7 @@ class Database:
         except (OperationalError, InterfaceError, ConnectionError, OSError) as exc:
             raise ServiceUnavailable("the database is unreachable") from exc
         except DBAPIError as exc:
-            if exc.connection_invalidated:
+            if exc.connection_invalidated or _unavailable(getattr(exc.orig, "sqlstate", None)):
                 raise ServiceUnavailable("the database connection was lost") from exc
             raise
 

@@ -5,6 +5,7 @@ in order. A deployment of its own (its own embedded Postgres, which this test st
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -26,12 +27,16 @@ TURNS = 6
 OUTAGE_SECONDS = float(os.environ.get("LETHE_TEST_OUTAGE_SECONDS", "3"))
 
 
+def _key(path: str, body: dict[str, object]) -> str:
+    return hashlib.sha256(f"{path}:{json.dumps(body)}".encode()).hexdigest()
+
+
 async def _call(client: httpx.AsyncClient, path: str, body: dict[str, object], key: str,
                 outage_answers: list[httpx.Response]) -> httpx.Response:
     """Send until it succeeds, as a client honouring Retry-After would; keep every 503 seen."""
     for _ in range(200):
         response = await client.post(path, json=body, headers={"Authorization": f"Bearer {key}",
-                                                               "Idempotency-Key": f"{path}:{json.dumps(body)}"[:200]})
+                                                               "Idempotency-Key": _key(path, body)})
         if response.status_code != 503:
             assert response.status_code == 200, response.text
             return response
