@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from temporalio.client import Client
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowExecutionStatus
 
 from config.settings import Settings
 from tests.integration.security.conftest import Strict
@@ -71,6 +72,16 @@ async def test_a_clock_at_the_far_bound_leaves_the_lane_working(
             return False
 
     await eventually(caught_up, timeout=30)
+    await asyncio.sleep(1)  # time for a timer far ahead to be set, or to fail
+    history = await handle.fetch_history()
+    kinds = {EventType.Name(event.event_type) for event in history.events}
+    # The sleep timer 24 h after that message is set far ahead; nothing fails or retries.
+    assert "EVENT_TYPE_TIMER_STARTED" in kinds or "EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW" in kinds, kinds
+    assert not kinds & {"EVENT_TYPE_WORKFLOW_TASK_FAILED", "EVENT_TYPE_ACTIVITY_TASK_FAILED",
+                        "EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT"}, kinds
+    description = await handle.describe()
+    assert description.status == WorkflowExecutionStatus.RUNNING
+    assert [a.attempt for a in description.raw_description.pending_activities if a.attempt > 1] == []
 
 
 async def test_a_body_that_stops_arriving_is_answered_408(strict: Strict) -> None:
