@@ -25,14 +25,18 @@ _VISIBLE = (f"({{column}} = current_setting('{SETTING}', true) "
 
 def role_sql() -> list[str]:
     """The app role (cluster-wide, so created only when missing), and the migrating role made a member of it
-    so the gateway and worker can `SET ROLE` to it on the owner's own connection string."""
+    so the gateway and worker can `SET ROLE` to it on the owner's own connection string. Creating it needs
+    CREATEROLE; where the migrating role lacks it, a DBA creates `lethe_app` (NOLOGIN) and grants it to that
+    role first, and this changes nothing."""
     return [
         f"""DO $$ BEGIN
             IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
                 CREATE ROLE {APP_ROLE} NOLOGIN NOSUPERUSER NOBYPASSRLS;
             END IF;
+            IF NOT pg_has_role(current_user, '{APP_ROLE}', 'MEMBER') THEN
+                EXECUTE format('GRANT {APP_ROLE} TO %I', current_user);
+            END IF;
         END $$""",
-        f"GRANT {APP_ROLE} TO CURRENT_USER",
     ]
 
 
