@@ -40,7 +40,7 @@ def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
     # Chatty at INFO about every start-up step; their warnings still show.
     for name in ("pgserver", "alembic"):
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
-    # At DEBUG these print whole requests (the openai SDK its request options, httpx/httpcore the bytes, the
-    # SQL engine its parameters): message content. They stay at INFO or above even when Lethe logs DEBUG.
+    # At DEBUG (the SQL engine already at INFO) these print whole requests or statements: message content.
+    # Only their warnings show, whatever level Lethe logs at.
     for name in CONTENT_LOGGERS:
-        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
