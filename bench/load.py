@@ -110,6 +110,8 @@ def _verify(url: str, key: str) -> dict[str, int]:
                 matched += 1
             else:
                 mismatched += 1
+                print(f"{memory_id}: sent {len(sent)} messages, stored {len(stored)}; first difference at "
+                      f"{next((i for i, (a, b) in enumerate(zip(sent, stored, strict=False)) if a != b), None)}")
     return {"memories_matching": matched, "memories_mismatching": mismatched}
 
 
@@ -131,15 +133,17 @@ def main() -> None:
         proc, url, key = _start_stack(data_dir / "state")
     try:
         Memory.key, Memory.host = key, url
-        env = Environment(user_classes=[Memory], events=events)
+        # Users finish the turn they are in when the run ends, so what they sent is what they recorded.
+        env = Environment(user_classes=[Memory], events=events, stop_timeout=60)
         runner = env.create_local_runner()
         gevent.spawn(stats_printer(env.stats))
         gevent.spawn(stats_history, runner)
         runner.start(args.memories, spawn_rate=args.spawn_rate)
         started = time.monotonic()
         gevent.sleep(args.minutes * 60)
-        runner.quit()
         elapsed = time.monotonic() - started
+        runner.stop()  # waits up to stop_timeout for each user's turn in progress
+        runner.quit()
         result: dict[str, Any] = {"memories": args.memories, "seconds": round(elapsed, 1)}
         for name in ("decorate", "report"):
             entry = env.stats.get(name, "POST")
