@@ -97,9 +97,16 @@ CLOCK_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 CLOCK_AHEAD = timedelta(days=50 * 365)
 
 
-def _clock(
-    settings: SettingsDep, x_lethe_now: Annotated[str | None, Header(alias="X-Lethe-Now")] = None
-) -> Clock:
+# What the OpenAPI document promises X-Lethe-Now accepts: RFC 3339, years 2000-2075 (the bounds below).
+CLOCK_PATTERN = (r"^(20[0-6]\d|207[0-5])-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d"
+                 r"(\.\d{1,6})?(Z|[+-](0\d|1[0-3]):[0-5]\d)$")
+
+
+# Typed `str` (absent is None): the document then offers no `null` a client could send as the text "null".
+ClockHeader = Annotated[str, Header(alias="X-Lethe-Now", json_schema_extra={"pattern": CLOCK_PATTERN})]
+
+
+def _clock(settings: SettingsDep, x_lethe_now: ClockHeader = None) -> Clock:  # type: ignore[assignment]
     now = datetime.now(UTC)
     if x_lethe_now is None:
         return Clock(now)

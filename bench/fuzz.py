@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHECKS = ("not_a_server_error,status_code_conformance,response_schema_conformance,"
-          "content_type_conformance,response_headers_conformance")
+CHECKS = ("not_a_server_error,status_code_conformance,response_schema_conformance,missing_required_header,"
+          "content_type_conformance,response_headers_conformance,unsupported_method,ignored_auth")
 
 
 def run(url: str, authorization: str, include: str, report: Path) -> int:

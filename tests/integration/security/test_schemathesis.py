@@ -13,7 +13,8 @@ from tests.integration.conftest import ADMIN_TOKEN
 
 CHECKS = ",".join([
     "not_a_server_error", "status_code_conformance", "response_schema_conformance",
-    "content_type_conformance", "response_headers_conformance",
+    "content_type_conformance", "response_headers_conformance", "missing_required_header", "unsupported_method",
+    "ignored_auth",
 ])
 
 
