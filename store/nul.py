@@ -59,7 +59,9 @@ def json_serializer(value: Any) -> str:
 
 def json_deserializer(text: str) -> Any:
     value = json.loads(text)
-    return _walk(value, unescape) if ESC in text else value
+    # JSONB hands ESC back as the character itself; JSON text kept as written may spell it as an escape.
+    marked = ESC in text or "\\ue000" in text or "\\uE000" in text
+    return _walk(value, unescape) if marked else value
 
 
 class NulSafeText(TypeDecorator[str]):
