@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -26,6 +27,7 @@ async def fuzz(url: str, authorization: str, *, include: str, max_examples: int 
         "--max-examples", str(max_examples), "--max-time", str(max_time), "--request-timeout", "20",
         "--generation-deterministic", "--no-color", "--continue-on-failure", "--suppress-health-check", "all",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        cwd=tempfile.gettempdir(),  # its cache of crashes stays out of the work tree
     )
     out, _ = await process.communicate()
     text = out.decode(errors="replace")
