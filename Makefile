@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install clean
+.PHONY: run test lint bench fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -30,6 +30,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/providers.py
+
+# The long schemathesis run against a running gateway (LETHE_URL, LETHE_KEY, LETHE_ADMIN_TOKEN).
+fuzz: $(STAMP)
+	$(PY) bench/fuzz.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

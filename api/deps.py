@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hmac
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
@@ -16,7 +16,8 @@ from api.schemas import MEMORY_ID_PATTERN
 from api.tenant_keys import TenantKeys
 from config.settings import Settings
 from engine.errors import InvalidInput, Unauthorized
-from store.db import Database
+from store.db import Database, bind_tenant
+from store.rls import SYSTEM
 
 __all__ = [
     "AdminDep",
@@ -72,6 +73,8 @@ async def _tenant(request: Request, authorization: Annotated[str | None, Header(
     tenant_id = await keys.tenant_for(_bearer(authorization))
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")
+    request.app.state.limits.admit(tenant_id)
+    bind_tenant(tenant_id)  # this request's transactions see this tenant's rows only (row-level security)
     return tenant_id
 
 
@@ -81,17 +84,29 @@ async def _admin(settings: SettingsDep, authorization: Annotated[str | None, Hea
         token.encode(), settings.admin_token.get_secret_value().encode()
     ):
         raise Unauthorized("admin calls need the admin token (LETHE_ADMIN_TOKEN)")
+    bind_tenant(SYSTEM)  # admin calls span tenants
 
 
-def _memory_id(memory_id: Annotated[str, Path()]) -> str:
+def _memory_id(memory_id: Annotated[str, Path(pattern=MEMORY_ID_PATTERN.pattern)]) -> str:
     if not MEMORY_ID_PATTERN.match(memory_id):
         raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="memory_id")
     return memory_id
 
 
-def _clock(
-    settings: SettingsDep, x_lethe_now: Annotated[str | None, Header(alias="X-Lethe-Now")] = None
-) -> Clock:
+CLOCK_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+CLOCK_AHEAD = timedelta(days=50 * 365)
+
+
+# What the OpenAPI document promises X-Lethe-Now accepts: RFC 3339, years 2000-2075 (the bounds below).
+CLOCK_PATTERN = (r"^(20[0-6]\d|207[0-5])-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d"
+                 r"(\.\d{1,6})?(Z|[+-](0\d|1[0-3]):[0-5]\d)$")
+
+
+# Typed `str` (absent is None): the document then offers no `null` a client could send as the text "null".
+ClockHeader = Annotated[str, Header(alias="X-Lethe-Now", json_schema_extra={"pattern": CLOCK_PATTERN})]
+
+
+def _clock(settings: SettingsDep, x_lethe_now: ClockHeader = None) -> Clock:  # type: ignore[assignment]
     now = datetime.now(UTC)
     if x_lethe_now is None:
         return Clock(now)
@@ -101,11 +116,19 @@ def _clock(
         )
     try:
         given = datetime.fromisoformat(x_lethe_now.replace("Z", "+00:00"))
-    except ValueError as exc:
+        if given.tzinfo is None:
+            raise InvalidInput("X-Lethe-Now needs a time zone offset", field="X-Lethe-Now")
+        given = given.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise InvalidInput("X-Lethe-Now must be an RFC 3339 time", field="X-Lethe-Now") from exc
-    if given.tzinfo is None:
-        raise InvalidInput("X-Lethe-Now needs a time zone offset", field="X-Lethe-Now")
-    return Clock(given.astimezone(UTC), overridden=True)
+    # Bounded, so every deadline the memory derives from it (a sleep 24 h on, a note ask pending) stays a
+    # time the workflow and Postgres can hold, and a clock set absurdly far ahead cannot stall its lane.
+    if not CLOCK_EARLIEST <= given <= now + CLOCK_AHEAD:
+        raise InvalidInput(
+            f"X-Lethe-Now must fall between {CLOCK_EARLIEST.date()} and {CLOCK_AHEAD.days // 365} years from now",
+            field="X-Lethe-Now",
+        )
+    return Clock(given, overridden=True)
 
 
 TenantDep = Annotated[str, Depends(_tenant)]

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import orjson
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse
 
 __all__ = ["JSONBytes", "encode"]
 
@@ -20,7 +20,9 @@ def encode(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-class JSONBytes(Response):
-    """A response whose body is already-encoded JSON."""
+class JSONBytes(JSONResponse):
+    """A response whose body is already-encoded JSON (a JSON response to FastAPI, so the OpenAPI document
+    shows its `response_model`)."""
 
-    media_type = "application/json"
+    def render(self, content: Any) -> bytes:
+        return content if isinstance(content, bytes) else super().render(content)

@@ -20,6 +20,7 @@ from engine.errors import (
     OverCeiling,
     PayloadTooLarge,
     ProviderError,
+    RateLimited,
     ServiceUnavailable,
     Unauthorized,
     UpstreamError,
@@ -40,6 +41,7 @@ STATUS: dict[type[LetheError], int] = {
     IllegalTransition: 409,
     ProviderError: 502,
     UpstreamError: 502,  # the provider's own status, when it sent one (see `_response`)
+    RateLimited: 429,
 }
 
 
@@ -53,12 +55,26 @@ def field_path(loc: Sequence[int | str]) -> str:
     return path
 
 
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "null"}
+
+
+def _is_tag(part: int | str) -> bool:
+    """A union member's name pydantic puts in a location (`str`, `list[...]`, `ResponsesItem`), not a field."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "(" in part or part[:1].isupper())
+
+
 def invalid_from_validation(
     exc: ValidationError | RequestValidationError, *, prefix: Sequence[str] = ()
 ) -> InvalidInput:
-    first = exc.errors()[0]
-    field = field_path([*prefix, *first["loc"]])
-    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or None)
+    errors = exc.errors()
+    if any(e["type"] == "json_invalid" for e in errors):
+        return InvalidInput("the body is not valid JSON", field="body")
+    # A union reports one error per member: the deepest says most about what is wrong.
+    located = [(list(e["loc"]) if e["loc"][:1] in (("header",), ("path",), ("query",))
+                else [p for p in e["loc"] if not _is_tag(p)], e) for e in errors]
+    loc, first = max(located, key=lambda pair: len(pair[0]))
+    field = field_path([*prefix, *loc])
+    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or "body")
 
 
 def error_body(exc: LetheError) -> dict[str, Any]:
@@ -74,7 +90,8 @@ def _response(exc: LetheError) -> Response:
     if isinstance(exc, UpstreamError):  # the agent's provider said it: its status and body, as sent
         return Response(exc.body, status_code=exc.status, headers=exc.headers)
     status = next(STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS)
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, ServiceUnavailable) else None
+    retry_after = getattr(exc, "retry_after", None)  # ServiceUnavailable, RateLimited
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     if isinstance(exc, Unauthorized):
         headers = {"WWW-Authenticate": "Bearer"}
     return JSONResponse(error_body(exc), status_code=status, headers=headers)
@@ -91,9 +108,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            # FastAPI's own body parsing gave up (nesting too deep for the JSON parser, say): bad input.
+            return _response(InvalidInput("the body could not be parsed as JSON", field="body"))
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse(
-            {"error": {"type": kind, "message": str(exc.detail)}}, status_code=exc.status_code
+            {"error": {"type": kind, "message": str(exc.detail)}}, status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
         )
 
     app.add_exception_handler(LetheError, lethe_error)

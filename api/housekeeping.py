@@ -10,7 +10,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from api.background import BackgroundLoop
-from store.db import Database
+from store.db import Database, system_scope
 from store.repositories import idempotency
 
 __all__ = ["Housekeeping"]
@@ -30,8 +30,9 @@ class Housekeeping(BackgroundLoop):
         before = (now or datetime.now(UTC)) - self.keep
         total = 0
         while True:
-            async with self.db.session() as session, session.begin():
-                deleted = await idempotency.delete_expired(session, before=before)
+            with system_scope():  # every tenant's expired answers
+                async with self.db.session() as session, session.begin():
+                    deleted = await idempotency.delete_expired(session, before=before)
             total += deleted
             if deleted == 0:
                 return total

@@ -17,7 +17,7 @@ from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSear
 
 from api.background import BackgroundLoop
 from engine import lane_names as names
-from store.db import Database
+from store.db import Database, system_scope
 from store.repositories import lane, outbox
 
 _TENANT = SearchAttributeKey.for_keyword(names.TENANT.name)
@@ -80,6 +80,11 @@ class OutboxRelay(BackgroundLoop):
 
     async def deliver_once(self) -> int:
         """Signal every memory with undelivered events once; returns how many were signalled."""
+        # Every tenant's events: deliberately cross-tenant (store/rls.py).
+        with system_scope():
+            return await self._deliver_all()
+
+    async def _deliver_all(self) -> int:
         async with self.db.session() as session, session.begin():
             pending = await outbox.claim_undelivered(session)
             for item in pending:

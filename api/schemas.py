@@ -17,11 +17,15 @@ __all__ = [
     "BudgetPublic",
     "DecorateResponse",
     "EpisodePublic",
+    "KeyPublic",
+    "ErrorBody",
+    "ErrorDetail",
     "ErasedPublic",
     "NoteAskPublic",
     "MemoryPublic",
     "ReportRequest",
     "ReportResponse",
+    "ResponsesItem",
     "ResponsesRequest",
     "TenantCreate",
     "TenantCreated",
@@ -50,17 +54,25 @@ class ChatMessage(_PassThrough):
 
 
 class ChatCompletionsRequest(_PassThrough):
-    model: str = Field(min_length=1)
+    model: str = Field(min_length=1, max_length=200)
     messages: list[ChatMessage] = Field(min_length=1)
 
 
+class ResponsesItem(_PassThrough):
+    """A Responses input item, as far as Lethe reads it: what kind it is and which call it makes or answers."""
+
+    type: str | None = Field(default=None, max_length=200)
+    role: str | None = Field(default=None, max_length=200)
+    call_id: str | None = Field(default=None, max_length=200)
+
+
 class ResponsesRequest(_PassThrough):
-    model: str = Field(min_length=1)
-    input: str | list[dict[str, Any]]
+    model: str = Field(min_length=1, max_length=200)
+    input: str | list[ResponsesItem]
 
     @field_validator("input")
     @classmethod
-    def _non_empty(cls, value: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    def _non_empty(cls, value: str | list[ResponsesItem]) -> str | list[ResponsesItem]:
         if not value:
             raise ValueError("must not be empty")
         return value
@@ -142,8 +154,46 @@ class ErasedPublic(BaseModel):
 class TenantCreate(BaseModel):
     name: str = Field(min_length=1, max_length=200)
 
+    @field_validator("name")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise ValueError("must not hold control characters")
+        return value
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+    # The part of the request at fault, where there is one: `messages[2].role`, `X-Lethe-Now`, `memory_id`.
+    field: str | None = None
+
+
+class ErrorBody(BaseModel):
+    """Every error Lethe answers: `{"error": {"type", "message", "field"?}}`."""
+
+    error: ErrorDetail
+
 
 class TenantCreated(BaseModel):
     tenant_id: str
     name: str
-    api_key: str
+    api_key: str  # shown this once; Lethe keeps only its hash
+    key_id: int
+    prefix: str
+
+
+class KeyPublic(BaseModel):
+    """A key as listed: never the key itself, only its first characters."""
+
+    key_id: int
+    prefix: str
+    created_at: str
+    revoked_at: str | None
+
+    @classmethod
+    def of(cls, row: Any) -> KeyPublic:
+        return cls(key_id=row.id, prefix=row.prefix, created_at=row.created_at.isoformat(),
+                   revoked_at=row.revoked_at.isoformat() if row.revoked_at else None)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from cachetools import TTLCache
 
-from store.db import Database
+from store.db import Database, system_scope
 from store.repositories import tenants
 
 __all__ = ["TenantKeys"]
@@ -29,8 +29,9 @@ class TenantKeys:
         found = self._known.get(digest)
         if found is not None:
             return found
-        async with self.db.session() as session:
-            tenant_id = await tenants.tenant_for_key(session, api_key)
+        with system_scope():  # the one lookup that starts without a tenant
+            async with self.db.session() as session:
+                tenant_id = await tenants.tenant_for_key(session, api_key)
         if tenant_id is None:
             self._known.pop(digest, None)
             return None

@@ -1,7 +1,7 @@
 """`lethe dev`: the whole stack on one machine, with nothing else installed.
 
 Embedded Postgres (data kept under the data dir), migrations, the Temporal dev server with its UI and
-Lethe's search attributes, the worker and the gateway. Ctrl-C stops all of it.
+Lethe's search attributes, the worker (restarted whenever it dies) and the gateway. Ctrl-C stops all of it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import asyncio
 import secrets
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import uvicorn
@@ -101,7 +102,8 @@ async def run_dev(settings: Settings) -> int:
     postgres = EmbeddedPostgres(data_dir / "postgres")
     url = postgres.start()
     temporal_log = data_dir / "temporal.log"
-    temporal_proc = worker_proc = None
+    temporal_proc = None
+    supervisor: WorkerSupervisor | None = None
     try:
         await upgrade_to_head(url)
         admin_token = _admin_token(settings, data_dir)
@@ -126,9 +128,10 @@ async def run_dev(settings: Settings) -> int:
         server = uvicorn.Server(uvicorn.Config(
             create_app(settings), host=settings.host, port=settings.port, log_level="warning"))
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop.
-        worker_proc = start_worker(settings.model_copy(update={"log_json": False}))
-        worker = asyncio.create_task(asyncio.to_thread(worker_proc.wait), name="worker")
+        # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop;
+        # when it dies it is started again, and the gateway answers all the while.
+        supervisor = WorkerSupervisor(settings.model_copy(update={"log_json": False}), stop)
+        worker = asyncio.create_task(supervisor.run(), name="worker")
         gateway = asyncio.create_task(server.serve(), name="gateway")
         while not server.started and not gateway.done():
             await asyncio.sleep(0.05)
@@ -139,20 +142,54 @@ async def run_dev(settings: Settings) -> int:
         print("\nstopping lethe dev...", flush=True)
         stop.set()
         server.should_exit = True
-        _stop_process(worker_proc, timeout=30)
+        supervisor.stop_worker()
         await asyncio.gather(worker, gateway, return_exceptions=True)
-        if worker in done:
-            print(f"the worker exited with status {worker_proc.returncode}", flush=True)
-            return 1
+        if worker in done and worker.exception() is not None:
+            raise worker.exception()  # type: ignore[misc]
         if gateway in done and gateway.exception() is not None:
             raise gateway.exception()  # type: ignore[misc]
         return 0
     finally:
-        if worker_proc is not None:
-            _stop_process(worker_proc, timeout=30)
+        if supervisor is not None:
+            supervisor.stop_worker()
         if temporal_proc is not None:
             _stop_process(temporal_proc, timeout=15)
         postgres.stop()
+
+
+class WorkerSupervisor:
+    """Runs `lethe worker` and starts it again whenever it exits, until `stop` is set.
+
+    The wait between restarts doubles while the worker keeps dying at once (1 s up to 30 s), and starts over
+    once it has stayed up a minute. The lane loses nothing meanwhile: its events wait in the outbox and in
+    Temporal until a worker takes them.
+    """
+
+    def __init__(self, settings: Settings, stop: asyncio.Event) -> None:
+        self.settings, self.stop = settings, stop
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    async def run(self) -> None:
+        backoff = 1.0
+        while not self.stop.is_set():
+            self.proc = start_worker(self.settings)
+            print(f"worker started (pid {self.proc.pid})", flush=True)
+            started = time.monotonic()
+            code = await asyncio.to_thread(self.proc.wait)
+            if self.stop.is_set():
+                return
+            backoff = 1.0 if time.monotonic() - started > 60 else backoff
+            print(f"the worker exited with status {code}; starting it again in {backoff:g} s", flush=True)
+            try:
+                await asyncio.wait_for(self.stop.wait(), timeout=backoff)
+            except TimeoutError:
+                pass
+            backoff = min(backoff * 2, 30.0)
+
+    def stop_worker(self) -> None:
+        self.stop.set()
+        if self.proc is not None:
+            _stop_process(self.proc, timeout=30)
 
 
 def _stop_process(proc: subprocess.Popen[bytes], *, timeout: float) -> None:

@@ -7,7 +7,9 @@ import logging
 import sys
 from datetime import UTC, datetime
 
-__all__ = ["configure_logging"]
+__all__ = ["CONTENT_LOGGERS", "configure_logging"]
+
+CONTENT_LOGGERS = ("openai", "httpx", "httpcore", "sqlalchemy.engine", "asyncpg", "uvicorn.error.body")
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -37,4 +39,8 @@ def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
     root.setLevel(level)
     # Chatty at INFO about every start-up step; their warnings still show.
     for name in ("pgserver", "alembic"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+    # At DEBUG (the SQL engine already at INFO) these print whole requests or statements: message content.
+    # Only their warnings show, whatever level Lethe logs at.
+    for name in CONTENT_LOGGERS:
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
+from cli.tenant import add_tenant_commands, run_tenant
 from config.settings import Settings
 
 __all__ = ["main"]
@@ -27,13 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("worker", help="run the Temporal worker")
     sub.add_parser("migrate", help="apply the database migrations and exit")
     sub.add_parser("register-search-attributes", help="register Lethe's search attributes in Temporal and exit")
-    tenant = sub.add_parser("tenant", help="manage tenants")
-    tenant_sub = tenant.add_subparsers(dest="tenant_command", required=True)
-    create = tenant_sub.add_parser("create", help="create a tenant and print its API key")
-    create.add_argument("name")
-    from cli import upstream
-
-    upstream.add_parser(tenant_sub)
+    add_tenant_commands(sub)
     return parser
 
 
@@ -42,22 +37,6 @@ async def _migrate(settings: Settings) -> int:
 
     await upgrade_to_head(_require_database(settings))
     print("database migrated to the newest revision")
-    return 0
-
-
-async def _tenant_create(settings: Settings, name: str) -> int:
-    from store.db import Database
-    from store.repositories import tenants
-
-    db = Database(_require_database(settings), pool_size=1)
-    try:
-        async with db.session() as session, session.begin():
-            tenant = await tenants.create_tenant(session, name=name)
-            issued = await tenants.issue_api_key(session, tenant_id=tenant.id)
-    finally:
-        await db.dispose()
-    print(f"tenant {issued.tenant_name} ({issued.tenant_id})\napi key: {issued.api_key}")
-    print("The key is shown once; Lethe keeps only its hash.")
     return 0
 
 
@@ -154,7 +133,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return asyncio.run(upstream.run(settings, args))
     if args.command == "tenant":
-        return asyncio.run(_tenant_create(settings, args.name))
+        return asyncio.run(run_tenant(settings, _require_database(settings), args))
     return 2
 
 

@@ -11,6 +11,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.lane import LaneActivities, NoteAskPolicy
+from activities.tenant_scope import TenantScope
 from api.routes import health
 from config.mechanism import mechanism_config
 from config.settings import Settings
@@ -52,6 +53,7 @@ def build_worker(
         task_queue=task_queue,
         workflows=[MemoryWorkflow],
         activities=lane.all(),
+        interceptors=[TenantScope()],
     )
 
 
@@ -64,7 +66,8 @@ def _health_app(db: Database, client: Client) -> FastAPI:
 
 async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
     configure_tracing(settings, service="lethe-worker")
-    db = Database(settings.database_url, pool_size=settings.db_pool_size)
+    db = Database(settings.database_url, pool_size=settings.db_pool_size, role=settings.db_role or None,
+                  strict=True)
     client = await connect_temporal(settings)
     worker = build_worker(client, db, task_queue=settings.temporal_task_queue, settings=settings)
     tasks = [asyncio.create_task(worker.run(), name="worker")]

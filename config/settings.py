@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     # Postgres (with pgvector and pg_trgm). Empty means the embedded server under data_dir (lethe dev only).
     database_url: str = ""
     db_pool_size: int = Field(default=10, ge=1)
+    # The role the gateway and worker act as (`SET ROLE` on each connection), bound by row-level security;
+    # empty when the URL already logs in as a member-free app role. Migrations create it (store/rls.py).
+    db_role: str = "lethe_app"
 
     # Temporal.
     temporal_address: str = "localhost:7233"
@@ -46,6 +49,15 @@ class Settings(BaseSettings):
     admin_token: SecretStr = SecretStr("")
     allow_clock_override: bool = False
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # A body that stops arriving for this long is answered 408 (a Content-Length larger than what is sent).
+    body_idle_seconds: float = Field(default=10.0, gt=0)
+    # Per tenant and per gateway process; 0 turns a limit off. Over it: 429 with Retry-After.
+    tenant_rate_per_second: float = Field(default=0.0, ge=0)
+    tenant_rate_burst: int = Field(default=0, ge=0)  # 0: twice the rate
+    tenant_max_concurrent_decorates: int = Field(default=0, ge=0)
+    # /metrics on its own port (0: on the gateway's port), and/or behind `Authorization: Bearer <token>`.
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    metrics_token: SecretStr = SecretStr("")
     # How long a decorate's or report's answer is kept for retries with the same key (a decorate's holds the
     # whole request, so they are not kept forever).
     idempotency_hours: float = Field(default=24.0, gt=0)

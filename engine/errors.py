@@ -26,6 +26,7 @@ __all__ = [
     "OverCeiling",
     "PayloadTooLarge",
     "ProviderError",
+    "RateLimited",
     "ServiceUnavailable",
     "Unauthorized",
     "UpstreamError",
@@ -95,6 +96,16 @@ class ServiceUnavailable(LetheError):
     type = "service_unavailable"
 
     def __init__(self, message: str, *, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RateLimited(LetheError):
+    """The tenant is over its request rate or its concurrent decorates; try again after `retry_after` seconds."""
+
+    type = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int = 1) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 

@@ -2,29 +2,82 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Connection, event, text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import Session
 
 from engine.errors import ServiceUnavailable
+from store import nul, rls
 
-__all__ = ["Database"]
+__all__ = ["Database", "bind_tenant", "current_tenant", "system_scope"]
+
+_SET_TENANT = text(f"SELECT set_config('{rls.SETTING}', :tenant, true)")
+
+
+# The tenant this task works for: the gateway sets it per request once the key is checked, the worker per
+# activity from its input. Every transaction tells Postgres (`app.tenant_id`, store/rls.py).
+current_tenant: ContextVar[str | None] = ContextVar("lethe_tenant", default=None)
+
+
+def bind_tenant(tenant_id: str) -> None:
+    """From here on, this task's transactions see only `tenant_id`'s rows (under the app role)."""
+    current_tenant.set(tenant_id)
+
+
+@contextmanager
+def system_scope() -> Iterator[None]:
+    """A deliberately cross-tenant block (the relay, the key lookup, admin calls): every row is visible."""
+    token = current_tenant.set(rls.SYSTEM)
+    try:
+        yield
+    finally:
+        current_tenant.reset(token)
+
+
+def _unavailable(sqlstate: str | None) -> bool:
+    """Postgres going away or not there yet: connection errors (class 08), shutting down or starting up
+    (57P01-57P03), too many connections (53300). The caller should retry; nothing was done."""
+    return bool(sqlstate) and (sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03", "53300"))
 
 
 class Database:
-    """Owns the connection pool; hands out sessions that map outages to `ServiceUnavailable`."""
+    """Owns the connection pool; hands out sessions that map outages to `ServiceUnavailable`.
 
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    With `role` (the gateway and worker: `lethe_app`), every connection acts as that role and row-level
+    security applies: a transaction sees only the tenant bound to its task, or nothing when none is bound
+    (`strict`). Without it (migrations, `lethe tenant`, tests' own checks) the owner's view is whole.
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 10, role: str | None = None, strict: bool = False) -> None:
         if not url:
             raise ValueError("database url is empty: set LETHE_DATABASE_URL or use `lethe dev`")
         self.url = url
         self.engine: AsyncEngine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+            # A failed statement's error would otherwise quote its parameters: message content, into logs.
+            hide_parameters=True,
+            # JSONB cannot hold NUL: strings are escaped on the way in and back (store/nul.py).
+            json_serializer=nul.json_serializer, json_deserializer=nul.json_deserializer,
+            # The role as a startup setting: in force from the first statement, and what RESET ROLE returns to.
+            connect_args={"server_settings": {"role": role}} if role else {},
         )
-        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        unbound = "" if strict else rls.SYSTEM
+
+        class _Session(Session):
+            pass
+
+        @event.listens_for(_Session, "after_begin")
+        def _tenant_for_transaction(session: Session, transaction: Any, connection: Connection) -> None:
+            # LOCAL: it ends with the transaction, so a pooled connection never carries a tenant over.
+            connection.execute(_SET_TENANT, {"tenant": current_tenant.get() or unbound})
+
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False, sync_session_class=_Session)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -34,7 +87,7 @@ class Database:
         except (OperationalError, InterfaceError, ConnectionError, OSError) as exc:
             raise ServiceUnavailable("the database is unreachable") from exc
         except DBAPIError as exc:
-            if exc.connection_invalidated:
+            if exc.connection_invalidated or _unavailable(getattr(exc.orig, "sqlstate", None)):
                 raise ServiceUnavailable("the database connection was lost") from exc
             raise
 

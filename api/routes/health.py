@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 router = APIRouter(tags=["health"])
 
@@ -20,11 +22,19 @@ async def _check(coro: object) -> str:
     try:
         await asyncio.wait_for(coro, timeout=3)  # type: ignore[arg-type]
         return "ok"
-    except Exception as exc:  # noqa: BLE001 - any failure means not ready; its type is the detail
-        return f"unreachable ({type(exc).__name__})"
+    except Exception:  # noqa: BLE001 - any failure means not ready; the probe says no more than that
+        return "unreachable"
 
 
-@router.get("/readyz")
+class Readiness(BaseModel):
+    status: Literal["ready", "not_ready"]
+    # Each dependency: "ok" or "unreachable" (never an exception's name: nothing of the inside leaks).
+    checks: dict[str, Literal["ok", "unreachable"]]
+
+
+@router.get("/readyz", response_model=Readiness, responses={503: {
+    "model": Readiness, "description": "Not ready; see Retry-After.",
+    "headers": {"Retry-After": {"schema": {"type": "integer"}}}}})
 async def readyz(request: Request) -> JSONResponse:
     """Postgres and Temporal both answer."""
     state = request.app.state

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Annotated, Any
 
@@ -12,6 +11,7 @@ from fastapi.responses import StreamingResponse
 from api import decorate as decorate_service
 from api import memory_state
 from api import report as report_service
+from api.body import parse_json
 from api.deps import (
     ClockDep,
     DatabaseDep,
@@ -23,8 +23,8 @@ from api.deps import (
     TenantDep,
 )
 from api.encoding import JSONBytes
+from api.openapi import BODY, TENANT, errors, json_body
 from api.schemas import DecorateResponse, ErasedPublic, MemoryPublic, ReportResponse
-from engine.errors import InvalidInput, PayloadTooLarge
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
 log = logging.getLogger(__name__)
@@ -32,54 +32,55 @@ log = logging.getLogger(__name__)
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)]
 
 
-async def _json_body(request: Request, limit: int) -> Any:
-    raw = await request.body()
-    if len(raw) > limit:
-        raise PayloadTooLarge(f"the body is {len(raw)} bytes; the limit is {limit} (LETHE_MAX_BODY_BYTES)")
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
+async def _json_body(request: Request) -> Any:
+    # Read whole and capped by `BodyLimit` already; parsed under Lethe's rules (api/body.py).
+    return parse_json(await request.body())
 
 
 # Both answers are encoded once by their service (the bytes an idempotent retry gets back) and sent as they are;
 # `response_model` documents their shape.
-@router.post("/{memory_id}/decorate", response_model=DecorateResponse, response_class=JSONBytes)
+@router.post("/{memory_id}/decorate", response_model=DecorateResponse, response_class=JSONBytes,
+             responses=errors(*TENANT, *BODY, 409),
+             openapi_extra=json_body("ChatCompletionsRequest", "ResponsesRequest"))
 async def decorate(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
 ) -> JSONBytes:
-    body = await _json_body(request, settings.max_body_bytes)
-    answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
-                                             clock=clock, idempotency_key=idempotency_key)
+    body = await _json_body(request)
+    async with request.app.state.limits.decorating(tenant_id):
+        answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
+                                                 clock=clock, idempotency_key=idempotency_key)
     relay.wake()
     return JSONBytes(answer)
 
 
-@router.post("/{memory_id}/report", response_model=ReportResponse, response_class=JSONBytes)
+@router.post("/{memory_id}/report", response_model=ReportResponse, response_class=JSONBytes,
+             responses=errors(*TENANT, *BODY, 404, 409), openapi_extra=json_body("ReportRequest"))
 async def report(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
 ) -> JSONBytes:
-    body = await _json_body(request, settings.max_body_bytes)
+    body = await _json_body(request)
     answer = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
                                          clock=clock, idempotency_key=idempotency_key)
     relay.wake()
     return JSONBytes(answer)
 
 
-@router.get("/{memory_id}", response_model=MemoryPublic)
+@router.get("/{memory_id}", response_model=MemoryPublic, responses=errors(*TENANT, 404))
 async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, clock: ClockDep) -> dict[str, Any]:
     return await memory_state.memory_state(db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
 
 
-@router.get("/{memory_id}/export")
+@router.get("/{memory_id}/export", responses={
+    200: {"description": "Everything the memory holds, as one JSON document.",
+          "content": {"application/json": {"schema": {"type": "object"}}}}, **errors(*TENANT, 404)})
 async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -> StreamingResponse:
     chunks = await memory_state.export_chunks(db, tenant_id=tenant_id, memory_id=memory_id)
     return StreamingResponse(chunks, media_type="application/json")
 
 
-@router.delete("/{memory_id}", response_model=ErasedPublic)
+@router.delete("/{memory_id}", response_model=ErasedPublic, responses=errors(*TENANT, 404))
 async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, temporal: TemporalDep) -> ErasedPublic:
     await memory_state.erase(db, tenant_id=tenant_id, memory_id=memory_id)
     # After commit: the data is gone whatever happens; ending the workflow is best effort.

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hmac
 import time
+from collections.abc import Callable
 
-from fastapi import APIRouter, FastAPI, Response
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from fastapi import APIRouter, FastAPI, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest, start_http_server
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from engine.errors import Unauthorized
 
 router = APIRouter(tags=["health"])
 
@@ -18,13 +22,31 @@ LATENCY = Histogram(
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics() -> Response:
+async def metrics(request: Request) -> Response:
+    token = request.app.state.settings.metrics_token.get_secret_value()
+    if token:
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            raise Unauthorized("/metrics needs `Authorization: Bearer <LETHE_METRICS_TOKEN>`")
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-def install_metrics(app: FastAPI) -> None:
+def install_metrics(app: FastAPI, *, own_port: bool) -> None:
+    """Measure every request; serve /metrics on the gateway's port unless it has a port of its own."""
     app.add_middleware(_Measure)
-    app.include_router(router)
+    if not own_port:
+        app.include_router(router)
+
+
+def serve_metrics(host: str, port: int) -> Callable[[], None]:
+    """/metrics on its own port (a thread of prometheus_client); returns how to stop it."""
+    server, thread = start_http_server(port, addr=host)
+
+    def stop() -> None:
+        server.shutdown()
+        thread.join(timeout=5)
+
+    return stop
 
 
 class _Measure:

@@ -10,6 +10,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
+from store.nul import NulSafeString
 
 
 class Memory(Base):
@@ -53,7 +54,7 @@ class Message(Base):
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
     seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
     turn: Mapped[int] = mapped_column(Integer, nullable=False)
-    role: Mapped[str] = mapped_column(String(40), nullable=False)
+    role: Mapped[str] = mapped_column(NulSafeString(40), nullable=False)
     content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     body: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
@@ -76,7 +77,7 @@ class Decoration(Base):
     memory_pk: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), nullable=False)
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
     shape: Mapped[str] = mapped_column(String(20), nullable=False)
-    model: Mapped[str | None] = mapped_column(String(200))
+    model: Mapped[str | None] = mapped_column(NulSafeString(200))
     turn: Mapped[int] = mapped_column(Integer, nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     reported_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

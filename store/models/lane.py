@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Identity, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Identity, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
+from store.nul import NulSafeText
 
 __all__ = ["ParkedJob", "SleepPreparation"]
 
@@ -23,7 +24,7 @@ class ParkedJob(Base):
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
     seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
     job: Mapped[str] = mapped_column(String(60), nullable=False)
-    error: Mapped[str] = mapped_column(Text, nullable=False)
+    error: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     created_at: Mapped[datetime] = now_column()
 
 

@@ -19,7 +19,6 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
-    Text,
     UniqueConstraint,
     text,
 )
@@ -27,6 +26,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
+from store.nul import NulSafeString, NulSafeText
 
 __all__ = ["BoundaryScore", "Episode", "EpisodeTransition", "Fact", "IdempotencyRecord", "NoteCall", "Trace"]
 
@@ -82,9 +82,10 @@ class Fact(Base):
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
     fact_key: Mapped[str] = mapped_column(String(80), nullable=False)
-    note: Mapped[str] = mapped_column(Text, nullable=False)
-    subject: Mapped[str] = mapped_column(Text, nullable=False)
-    object: Mapped[str] = mapped_column(Text, nullable=False)
+    # Written from a model's note call: may hold NUL (store/nul.py).
+    note: Mapped[str] = mapped_column(NulSafeText, nullable=False)
+    subject: Mapped[str] = mapped_column(NulSafeText, nullable=False)
+    object: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     milestone: Mapped[bool] = mapped_column(Boolean, nullable=False)
     episode_keys: Mapped[list[str]] = mapped_column(ARRAY(String(80)), nullable=False)
     first_turn: Mapped[int] = mapped_column(Integer, nullable=False)
@@ -144,10 +145,10 @@ class NoteCall(Base):
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
     decorate_id: Mapped[str] = mapped_column(String(40), nullable=False)
-    call_id: Mapped[str] = mapped_column(String(200), nullable=False)
-    arguments: Mapped[str] = mapped_column(Text, nullable=False)
+    call_id: Mapped[str] = mapped_column(NulSafeString(200), nullable=False)
+    arguments: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     taken: Mapped[bool] = mapped_column(Boolean, nullable=False)
-    error: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(NulSafeText)
     episode_keys: Mapped[list[str]] = mapped_column(ARRAY(String(80)), nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 

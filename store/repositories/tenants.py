@@ -6,14 +6,15 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import Conflict, NotFound
 from store.models import ApiKey, Tenant
 
-__all__ = ["IssuedKey", "create_tenant", "get_tenant_by_name", "issue_api_key", "tenant_for_key"]
+__all__ = ["IssuedKey", "create_tenant", "get_tenant_by_name", "issue_api_key", "list_keys", "revoke_key",
+           "tenant_for_key"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class IssuedKey:
     tenant_id: str
     tenant_name: str
     api_key: str  # shown once; only its hash is stored
+    key_id: int = 0
+    prefix: str = ""
 
 
 def hash_key(api_key: str) -> str:
@@ -46,9 +49,31 @@ async def issue_api_key(session: AsyncSession, *, tenant_id: str) -> IssuedKey:
     if tenant is None:
         raise NotFound(f"no tenant {tenant_id!r}")
     api_key = "lethe_" + secrets.token_urlsafe(32)
-    session.add(ApiKey(tenant_id=tenant_id, key_hash=hash_key(api_key), prefix=api_key[:12]))
+    row = ApiKey(tenant_id=tenant_id, key_hash=hash_key(api_key), prefix=api_key[:12])
+    session.add(row)
     await session.flush()
-    return IssuedKey(tenant_id=tenant.id, tenant_name=tenant.name, api_key=api_key)
+    return IssuedKey(tenant_id=tenant.id, tenant_name=tenant.name, api_key=api_key, key_id=row.id,
+                     prefix=row.prefix)
+
+
+async def list_keys(session: AsyncSession, *, tenant_id: str) -> list[ApiKey]:
+    """The tenant's keys, oldest first (rows hold only a key's hash and its first characters)."""
+    if await session.get(Tenant, tenant_id) is None:
+        raise NotFound(f"no tenant {tenant_id!r}")
+    rows = await session.execute(select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(ApiKey.id))
+    return list(rows.scalars())
+
+
+async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> ApiKey:
+    """Revoke one key (again is a no-op that keeps the first time)."""
+    row = await session.get(ApiKey, key_id)
+    if row is None or row.tenant_id != tenant_id:
+        raise NotFound(f"no key {key_id} for tenant {tenant_id!r}")
+    if row.revoked_at is None:
+        row.revoked_at = func.now()
+        await session.flush()
+        await session.refresh(row)
+    return row
 
 
 async def tenant_for_key(session: AsyncSession, api_key: str) -> str | None:

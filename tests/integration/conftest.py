@@ -87,10 +87,13 @@ async def db(settings: Settings) -> AsyncIterator[Database]:
 
 
 @pytest.fixture(scope="session")
-async def worker(temporal_client: Client, db: Database, settings: Settings) -> AsyncIterator[None]:
-    running = build_worker(temporal_client, db, task_queue=settings.temporal_task_queue)
+async def worker(temporal_client: Client, settings: Settings) -> AsyncIterator[None]:
+    # As in production: the app role, bound by row-level security, each activity bound to its tenant.
+    app_db = Database(settings.database_url, pool_size=5, role=settings.db_role, strict=True)
+    running = build_worker(temporal_client, app_db, task_queue=settings.temporal_task_queue)
     async with running:
         yield
+    await app_db.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 
@@ -93,6 +94,39 @@ def _workflows(env: dict[str, str], query: str) -> list[dict[str, object]]:
     return json.loads(out) if out.strip() else []
 
 
+def _workers(stack: DevStack) -> list[psutil.Process]:
+    return [p for p in stack.descendants() if p.cmdline()[-2:] == ["cli.main", "worker"]]
+
+
+def _worker_restarts_while_the_gateway_answers(stack: DevStack, env: dict[str, str], api_key: str) -> None:
+    """Kill -9 the worker: decorate and report keep answering, a new worker starts, the lane catches up."""
+    [worker] = _workers(stack)
+    worker.kill()
+    worker.wait(timeout=10)
+    url = f"http://127.0.0.1:{env['LETHE_PORT']}/v1/memories/after-kill"
+    auth = {"Authorization": f"Bearer {api_key}"}
+    chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Still there?"}]}
+    decorated = httpx.post(f"{url}/decorate", json=chat, headers=auth, timeout=30)
+    assert decorated.status_code == 200, decorated.text
+    reply = {"choices": [{"message": {"role": "assistant", "content": "Yes."}}]}
+    reported = httpx.post(f"{url}/report", json={"decorate_id": decorated.json()["decorate_id"], "response": reply},
+                          headers=auth, timeout=30)
+    assert reported.status_code == 200, reported.text
+    deadline = time.monotonic() + 30
+    while not [p for p in _workers(stack) if p.pid != worker.pid]:
+        assert time.monotonic() < deadline, "the worker was not started again"
+        time.sleep(0.3)
+    workflow_id = f"memory/{_tenant_of(env, api_key)}/after-kill"
+    while _completed_activities(env, workflow_id) < 2:
+        assert time.monotonic() < deadline + 60, "the restarted worker never ran the lane"
+        time.sleep(0.5)
+
+
+def _tenant_of(env: dict[str, str], api_key: str) -> str:
+    found = _workflows(env, 'WorkflowId STARTS_WITH "memory/"')
+    return str(found[0]["execution"]["workflowId"]).split("/")[1]
+
+
 def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_env: dict[str, str]) -> None:
     stack = DevStack(dev_env)
     try:
@@ -115,6 +149,7 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
         while _completed_activities(dev_env, workflow_id) == 0:
             assert time.monotonic() < deadline + 60, "the worker never completed an activity"
             time.sleep(0.5)
+        _worker_restarts_while_the_gateway_answers(stack, dev_env, api_key)
         started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
     finally:
         code = stack.interrupt()

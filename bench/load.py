@@ -1,0 +1,169 @@
+"""A bounded load run (locust, loopback only): many memories conversing at once through decorate and report.
+
+Each locust user is one memory: it sends its whole transcript to decorate, reports a scripted reply, and keeps
+what it sent. At the end every memory's export is compared with what its user sent: the same messages, once
+each, in order. Starts `lethe dev` on free ports with a throwaway data directory unless `--url` and `--key`
+name a running gateway.
+
+    .venv/bin/pip install -e '.[bench]'
+    .venv/bin/python bench/load.py --memories 200 --minutes 10
+
+Prints throughput, p50/p99 and errors per call, and writes bench/results/load.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import gevent
+import httpx
+from locust import HttpUser, constant_pacing, events, task
+from locust.env import Environment
+from locust.stats import stats_history, stats_printer
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+RUN = uuid.uuid4().hex[:8]
+SENT: dict[str, list[dict[str, Any]]] = {}
+
+
+class Memory(HttpUser):
+    """One memory per user: a conversation at one turn every couple of seconds."""
+
+    wait_time = constant_pacing(2)
+    key = ""
+
+    def on_start(self) -> None:
+        self.memory_id = f"load-{RUN}-{len(SENT)}"
+        self.transcript: list[dict[str, Any]] = []
+        SENT[self.memory_id] = self.transcript
+        self.auth = {"Authorization": f"Bearer {self.key}"}
+
+    @task
+    def turn(self) -> None:
+        n = len(self.transcript) // 2
+        user = {"role": "user", "content": f"Turn {n} of {self.memory_id}: the launch checklist item {n * 7} "
+                                           f"needs an owner and a date; who takes it?"}
+        body = {"model": "gpt-4o-mini", "messages": [*self.transcript, user]}
+        with self.client.post(f"/v1/memories/{self.memory_id}/decorate", json=body, headers=self.auth,
+                              name="decorate", catch_response=True) as decorated:
+            if decorated.status_code != 200:
+                decorated.failure(f"{decorated.status_code}: {decorated.text[:200]}")
+                return
+        reply = {"role": "assistant", "content": f"Dana takes item {n * 7} by Friday."}
+        report = {"decorate_id": decorated.json()["decorate_id"], "response": {"choices": [{"message": reply}]}}
+        with self.client.post(f"/v1/memories/{self.memory_id}/report", json=report, headers=self.auth,
+                              name="report", catch_response=True) as reported:
+            if reported.status_code != 200:
+                reported.failure(f"{reported.status_code}: {reported.text[:200]}")
+                return
+        self.transcript += [user, reply]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start_stack(data_dir: Path) -> tuple[subprocess.Popen[str], str, str]:
+    env = {**os.environ, "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(_free_port()),
+           "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{_free_port()}", "LETHE_TEMPORAL_UI_PORT": str(_free_port())}
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "lethe"), "dev"], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output = ""
+    while "Ctrl-C stops everything." not in output:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line and proc.poll() is not None:
+            raise SystemExit(f"lethe dev failed:\n{output}")
+        output += line
+    key = re.search(r"API key\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    url = re.search(r"gateway\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    # Keep reading what it prints, or a full pipe would stall it mid-run.
+    threading.Thread(target=lambda: [None for _ in proc.stdout or []], daemon=True).start()
+    return proc, url, key
+
+
+def _verify(url: str, key: str) -> dict[str, int]:
+    """Every memory's stored messages against what its user sent (and saw answered)."""
+    matched = mismatched = 0
+    with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+        for memory_id, sent in SENT.items():
+            export = client.get(f"/v1/memories/{memory_id}/export")
+            stored = [m["body"] for m in json.loads(export.content)["messages"]] if export.status_code == 200 else []
+            # A turn whose report failed was never added to the transcript: its user message may be stored.
+            if stored[:len(sent)] == sent and len(stored) - len(sent) <= 1:
+                matched += 1
+            else:
+                mismatched += 1
+                print(f"{memory_id}: sent {len(sent)} messages, stored {len(stored)}; first difference at "
+                      f"{next((i for i, (a, b) in enumerate(zip(sent, stored, strict=False)) if a != b), None)}")
+    return {"memories_matching": matched, "memories_mismatching": mismatched}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--spawn-rate", type=float, default=20.0)
+    parser.add_argument("--url")
+    parser.add_argument("--key")
+    args = parser.parse_args()
+    data_dir = None
+    proc = None
+    if args.url and args.key:
+        url, key = args.url, args.key
+    else:
+        data_dir = Path(tempfile.mkdtemp(prefix="lethe-load-"))
+        data_dir.chmod(0o755)
+        proc, url, key = _start_stack(data_dir / "state")
+    try:
+        Memory.key, Memory.host = key, url
+        # Users finish the turn they are in when the run ends, so what they sent is what they recorded.
+        env = Environment(user_classes=[Memory], events=events, stop_timeout=60)
+        runner = env.create_local_runner()
+        gevent.spawn(stats_printer(env.stats))
+        gevent.spawn(stats_history, runner)
+        runner.start(args.memories, spawn_rate=args.spawn_rate)
+        started = time.monotonic()
+        gevent.sleep(args.minutes * 60)
+        elapsed = time.monotonic() - started
+        runner.stop()  # waits up to stop_timeout for each user's turn in progress
+        runner.quit()
+        result: dict[str, Any] = {"memories": args.memories, "seconds": round(elapsed, 1)}
+        for name in ("decorate", "report"):
+            entry = env.stats.get(name, "POST")
+            result[name] = {
+                "requests": entry.num_requests, "failures": entry.num_failures,
+                "per_second": round(entry.num_requests / elapsed, 2),
+                "p50_ms": entry.get_response_time_percentile(0.5),
+                "p99_ms": entry.get_response_time_percentile(0.99),
+            }
+        result.update(_verify(url, key))
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "load.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result, indent=2))
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+        if data_dir is not None:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""`lethe tenant`: create tenants and manage their keys straight in the database (the migration/admin role).
+
+The same operations are on the admin API (`/v1/admin/tenants...`). Keys are printed once; Lethe keeps only
+their hash, and lists show only a key's first characters. A revoked key stops working on every gateway within
+the key cache time (5 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from config.settings import Settings
+
+__all__ = ["add_tenant_commands", "run_tenant"]
+
+
+def add_tenant_commands(sub: Any) -> None:
+    tenant = sub.add_parser("tenant", help="manage tenants and their API keys")
+    tenant_sub = tenant.add_subparsers(dest="tenant_command", required=True)
+    create = tenant_sub.add_parser("create", help="create a tenant and print its API key")
+    create.add_argument("name")
+    issue = tenant_sub.add_parser("key", help="issue another API key for a tenant")
+    issue.add_argument("tenant_id")
+    keys = tenant_sub.add_parser("keys", help="list a tenant's keys (prefixes only)")
+    keys.add_argument("tenant_id")
+    revoke = tenant_sub.add_parser("revoke", help="revoke one of a tenant's keys")
+    revoke.add_argument("tenant_id")
+    revoke.add_argument("key_id", type=int)
+    rotate = tenant_sub.add_parser("rotate", help="issue a new key and revoke the old one")
+    rotate.add_argument("tenant_id")
+    rotate.add_argument("key_id", type=int)
+    from cli import upstream
+
+    upstream.add_parser(tenant_sub)
+
+
+def _print_issued(issued: Any) -> None:
+    print(f"tenant {issued.tenant_name} ({issued.tenant_id})\nkey id: {issued.key_id}\napi key: {issued.api_key}")
+    print("The key is shown once; Lethe keeps only its hash.")
+
+
+async def run_tenant(settings: Settings, database_url: str, args: argparse.Namespace) -> int:
+    from store.db import Database
+    from store.repositories import tenants
+
+    async def create(session: Any) -> None:
+        tenant = await tenants.create_tenant(session, name=args.name)
+        _print_issued(await tenants.issue_api_key(session, tenant_id=tenant.id))
+
+    async def key(session: Any) -> None:
+        _print_issued(await tenants.issue_api_key(session, tenant_id=args.tenant_id))
+
+    async def keys(session: Any) -> None:
+        for row in await tenants.list_keys(session, tenant_id=args.tenant_id):
+            state = f"revoked {row.revoked_at.isoformat()}" if row.revoked_at else "live"
+            print(f"{row.id}\t{row.prefix}…\tcreated {row.created_at.isoformat()}\t{state}")
+
+    async def revoke(session: Any) -> None:
+        row = await tenants.revoke_key(session, tenant_id=args.tenant_id, key_id=args.key_id)
+        print(f"key {row.id} ({row.prefix}…) revoked; gateways refuse it within 5 s")
+
+    async def rotate(session: Any) -> None:
+        await tenants.revoke_key(session, tenant_id=args.tenant_id, key_id=args.key_id)
+        _print_issued(await tenants.issue_api_key(session, tenant_id=args.tenant_id))
+        print(f"key {args.key_id} revoked")
+
+    actions: dict[str, Callable[[Any], Awaitable[None]]] = {
+        "create": create, "key": key, "keys": keys, "revoke": revoke, "rotate": rotate}
+    db = Database(database_url, pool_size=1)
+    try:
+        async with db.session() as session, session.begin():
+            await actions[args.tenant_command](session)
+    finally:
+        await db.dispose()
+    return 0
