@@ -18,14 +18,17 @@ from store.db import Database
 from store.models import (
     BoundaryScore,
     Decoration,
+    Entity,
+    EntityAlias,
     EpisodeTransition,
     Fact,
     Message,
     NoteCall,
+    Passage,
     Trace,
 )
 from store.models import Episode as EpisodeRow
-from store.repositories import mechanism, memories
+from store.repositories import graph, mechanism, memories
 from workflows.memory import workflow_id
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id)
         facts = await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
+        counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
     activations = episode_activations(episodes, traces, now)
     awaiting = [r for r in rows if r.state == EpisodeState.LEAVING.value and not r.facts_written]
     asked = [r.asked_at for r in awaiting if r.asked_at]
@@ -56,6 +60,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         "turns": memory.last_turn,
         "events": memory.last_event_seq,
         "facts": len(facts),
+        "graph": counts,
         "last_user_message_at": _iso(memory.last_user_message_at),
         "note_ask": {
             "pending": bool(awaiting),
@@ -76,7 +81,11 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
     }
 
 
-def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id")) -> dict[str, Any]:
+# Vectors and word indexes are derived from the text exported beside them; they would only bloat the export.
+_DERIVED = ("embedding", "words")
+
+
+def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id", *_DERIVED)) -> dict[str, Any]:
     return {c.key: getattr(obj, c.key) for c in obj.__table__.columns if c.key not in skip}
 
 
@@ -90,6 +99,11 @@ _SECTIONS = (
     ("facts", Fact, Fact.id),
     ("note_calls", NoteCall, NoteCall.id),
     ("boundary_scores", BoundaryScore, BoundaryScore.unit_first_seq),
+    # The graph: entities and every name they were given; facts above carry merges (`merged_into`) and
+    # retirements (`retired_at`, `retired_by`); passages of sealed and forgotten episodes.
+    ("entities", Entity, Entity.id),
+    ("entity_aliases", EntityAlias, EntityAlias.id),
+    ("passages", Passage, Passage.id),
 )
 
 

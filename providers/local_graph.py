@@ -52,7 +52,9 @@ def same_entity_of(left: EntityMention, right: EntityMention, similarity: float,
     names_left = [left.name, *left.aliases]
     names_right = [right.name, *right.aliases]
     relations = {name_relation(a, b) for a in names_left for b in names_right}
-    if "conflict" in relations:
+    # Two dates, days or numbers that differ are two values, however close they embed (Wednesday, Thursday).
+    clash = any(_values(a) and _values(b) and _values(a) != _values(b) for a in names_left for b in names_right)
+    if "conflict" in relations or clash:
         return SameEntityVerdict(same=False, score=0.05)
     if "same" in relations:
         return SameEntityVerdict(same=True, score=0.99)

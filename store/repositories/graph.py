@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 # Names this close by trigrams are worth asking the judge about.
-NAME_SIMILARITY = 0.3
+NAME_SIMILARITY = 0.4
 # And entities or facts this close in meaning (cosine distance).
 MEANING_DISTANCE = 0.55
 
@@ -109,11 +109,13 @@ async def entity_candidates(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, name: str, vector: Any, limit: int = 5
 ) -> list[EntityView]:
     """Entities the name may denote: close by trigrams to one of their names, or close in meaning."""
+    # Either name may be a part of the other ("Dana" in "our PM Dana"): word similarity both ways counts.
+    closeness = func.greatest(func.similarity(EntityAlias.name, name), func.word_similarity(name, EntityAlias.name),
+                              func.word_similarity(EntityAlias.name, name))
     by_name = (
         select(EntityAlias.entity_id)
-        .where(EntityAlias.tenant_id == tenant_id, EntityAlias.memory_pk == memory_pk,
-               func.similarity(EntityAlias.name, name) >= NAME_SIMILARITY)
-        .order_by(func.similarity(EntityAlias.name, name).desc(), EntityAlias.entity_id).limit(limit)
+        .where(EntityAlias.tenant_id == tenant_id, EntityAlias.memory_pk == memory_pk, closeness >= NAME_SIMILARITY)
+        .order_by(closeness.desc(), EntityAlias.entity_id).limit(limit)
     )
     distance = Entity.embedding.cosine_distance(_vector(vector))
     by_meaning = (
