@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from engine.graph import fold
 from providers.judge import ContradictionVerdict, EntityMention, FactClaim, FactRelation, SameEntityVerdict
-from providers.wording import antonym_clash, containment, jaccard, name_relation, words
+from providers.wording import _name_tokens, antonym_clash, containment, jaccard, name_relation, words
 
 __all__ = ["claim", "relation_of", "same_entity_of"]
 
@@ -21,7 +22,8 @@ __all__ = ["claim", "relation_of", "same_entity_of"]
 _MANY = frozenset("use like include support know speak mention attend join work read need want enjoy".split())
 # Words saying the value changed: the newer fact replaces the older one's object.
 _CHANGE = frozenset("moved move now changed change instead switched switch replaced replace rescheduled "
-                    "postponed pushed became become no longer renamed reassigned handed took over".split())
+                    "postponed pushed became become longer renamed reassigned handed took extended delayed "
+                    "shifted brought corrected actually".split())
 # Where work stands: two different ones on the same thing mean the milestone moved on.
 _STATUS = frozenset("blocked unblocked done finished complete completed started underway under way progress "
                     "next pending approved rejected shipped launched merged deployed released cancelled "
@@ -32,6 +34,7 @@ _MONTHS = ("january february march april may june july august september october 
 _DATE_WORDS = frozenset(_WEEKDAYS + _MONTHS + "today tomorrow yesterday tonight week month quarter q1 q2 q3 q4"
                         .split())
 _TOKEN = re.compile(r"[a-z0-9]+", re.IGNORECASE)
+_FILLER = frozenset("the a an our my your their his her its this that".split())
 
 
 def claim(item: str | FactClaim) -> FactClaim:
@@ -46,9 +49,24 @@ def _tokens(text: str) -> set[str]:
     return {t.lower() for t in _TOKEN.findall(text)}
 
 
+def _name_words(name: str) -> list[str]:
+    return [t for t in _name_tokens(name) if t not in _FILLER]
+
+
+def _share_word(a: Sequence[str], b: Sequence[str]) -> bool:
+    """A word in common, or one the start of the other (Postgres, PostgreSQL; email, emails)."""
+    return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x))) for x in a for y in b)
+
+
+def _other_modifier(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Same head, other modifiers: "Berlin office" and "London office", "tax table" and "pricing table"."""
+    return len(a) >= 2 and len(b) >= 2 and a[-1] == b[-1] and not _share_word(a[:-1], b[:-1])
+
+
 def same_entity_of(left: EntityMention, right: EntityMention, similarity: float, threshold: float,
                    scale: float) -> SameEntityVerdict:
-    """One name against an entity known by several: any clash vetoes, any alias or same name accepts."""
+    """One name against an entity known by several: a definite clash vetoes, an alias or the same name accepts,
+    and otherwise meaning decides, trusted only when the names share a word."""
     names_left = [left.name, *left.aliases]
     names_right = [right.name, *right.aliases]
     relations = {name_relation(a, b) for a in names_left for b in names_right}
@@ -60,7 +78,14 @@ def same_entity_of(left: EntityMention, right: EntityMention, similarity: float,
         return SameEntityVerdict(same=True, score=0.99)
     if "alias" in relations:
         return SameEntityVerdict(same=True, score=max(0.75, _confidence((similarity - threshold) / scale)))
-    score = _confidence((similarity - threshold) / max(scale, 1e-3) * 2)
+    words_left = [_name_words(n) for n in names_left]
+    words_right = [_name_words(n) for n in names_right]
+    if any(_other_modifier(a, b) for a in words_left for b in words_right):
+        return SameEntityVerdict(same=False, score=0.15)
+    shared = any(_share_word(a, b) for a in words_left for b in words_right)
+    # Short names embed close whatever they name (Lisbon, Porto): without a shared word, only near-identity.
+    bar = threshold - scale if shared else max(threshold + 2 * scale, 0.85)
+    score = _confidence((similarity - bar) / max(scale, 1e-3) * 2)
     return SameEntityVerdict(same=score >= 0.5, score=score)
 
 
@@ -68,6 +93,12 @@ def _values(text: str) -> frozenset[str]:
     """Numbers, dates and identifiers: the values a relation can change."""
     found = {t for t in _tokens(text) if any(c.isdigit() for c in t) or t in _DATE_WORDS}
     return frozenset(found)
+
+
+def _mentions(note: str, name: str) -> bool:
+    """Every word of the name is in the note: the entity is still spoken of."""
+    wanted = words(name).content
+    return bool(wanted) and wanted <= words(note).content
 
 
 def _differs(a: str, b: str) -> bool:
@@ -98,7 +129,13 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     values_a, values_b = _values(old.note), _values(new.note)
     new_tokens = _tokens(new.note)
     change_cue = bool(new_tokens & _CHANGE)
-    if structured and same_subject != same_object:
+    if structured and not same_subject and not same_object and not _mentions(new.note, old.subject) \
+            and not _mentions(new.note, old.object):
+        # Neither end shared: claims about other things, whatever their numbers.
+        return ContradictionVerdict(FactRelation.UNRELATED, 0.7)
+    swapped = not same_subject and _mentions(new.note, old.subject) or not same_object and \
+        _mentions(new.note, old.object)
+    if structured and same_subject != same_object and not swapped:
         # One end kept, the other replaced: a substitution, unless the relation holds many at once.
         kept_rel = jaccard(rel_a, rel_b) >= 0.5 or not (rel_a ^ rel_b) or change_cue
         many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
@@ -106,7 +143,7 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
             return ContradictionVerdict(FactRelation.UPDATES, 0.8)
         if kept_rel and not many:
             kind = FactRelation.UPDATES if values_a and values_b and values_a != values_b and not change_cue \
-                else FactRelation.CONTRADICTS
+                and not (values_a ^ values_b) & _DATE_WORDS else FactRelation.CONTRADICTS
             return ContradictionVerdict(kind, 0.8)
         return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
     status_a, status_b = _tokens(old.note) & _STATUS, new_tokens & _STATUS
@@ -114,12 +151,15 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
         return ContradictionVerdict(FactRelation.UPDATES, 0.8)
     if values_a != values_b and values_b and values_a:
         # Same relation, another number or date: progress (40% then 70%) or a move (Wednesday then Thursday).
-        kind = FactRelation.CONTRADICTS if change_cue or (values_a | values_b) & _DATE_WORDS else \
+        kind = FactRelation.CONTRADICTS if change_cue or (values_a ^ values_b) & _DATE_WORDS else \
             FactRelation.UPDATES
         return ContradictionVerdict(kind, 0.8)
     if change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
         return ContradictionVerdict(FactRelation.CONTRADICTS, 0.7)
     extra = containment(b.content, a.content)  # how much of the newer is already in the older
+    if len(b.content - a.content) >= 2 and containment(a.content, b.content) >= 0.75:
+        # The newer says all the older does and more: detail added, both stand.
+        return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
     if extra >= 0.75 or (similarity >= restate and extra >= 0.5):
         return ContradictionVerdict(FactRelation.RESTATES, _confidence((similarity - topic) * 10))
     # It adds detail, or says another thing about the same entities: both stand.
