@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import and_, case, cast, exists, func, literal, or_, select
+from sqlalchemy import and_, case, cast, exists, func, literal, or_, select, text
 from sqlalchemy.dialects.postgresql import REGCONFIG, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,7 +22,15 @@ from store.models import Episode as EpisodeRow
 from store.models import Fact as FactRow
 from store.models import Passage
 
-__all__ = ["Hit", "episodes_to_index", "insert_passages", "search_meaning", "search_words", "fuse"]
+__all__ = [
+    "Hit",
+    "episodes_to_index",
+    "fuse",
+    "insert_passages",
+    "relax_vector_scan",
+    "search_meaning",
+    "search_words",
+]
 
 Kind = Literal["facts", "passages"]
 # An identifier: letters with digits, underscores, dots or dashes (ORD-55120, db-kestrel-9, flag_checkout_v3).
@@ -104,6 +112,7 @@ async def search_meaning(
 ) -> list[Hit]:
     """Nearest by cosine over the HNSW index; the score is the similarity."""
     model, text_column, live = _table(kind)
+    await relax_vector_scan(session)
     distance = model.embedding.cosine_distance(np.asarray(vector, dtype=np.float32).tolist())
     rows = await session.execute(
         select(model.id, text_column, distance, model.at)
@@ -111,6 +120,12 @@ async def search_meaning(
         .order_by(distance).limit(limit)
     )
     return [Hit(kind, i, t, 1.0 - float(d), at) for i, t, d, at in rows]
+
+
+async def relax_vector_scan(session: AsyncSession) -> None:
+    """Let HNSW scans go on past their first candidates: every search filters to one memory, and without this
+    a memory's rows can sit behind other memories' nearer ones (pgvector 0.8 iterative scans)."""
+    await session.execute(text("SET LOCAL hnsw.iterative_scan = 'relaxed_order'"))
 
 
 def fuse(*rankings: Sequence[Hit], limit: int = 20) -> list[Hit]:
