@@ -80,6 +80,8 @@ class Fact(Base):
     __table_args__ = (
         UniqueConstraint("memory_pk", "fact_key"),
         Index("ix_facts_unintegrated", "memory_pk", "id", postgresql_where=text("integrated_at IS NULL")),
+        Index("ix_facts_subject_entity", "memory_pk", "subject_entity_id"),
+        Index("ix_facts_object_entity", "memory_pk", "object_entity_id"),
         Index("ix_facts_words", "words", postgresql_using="gin"),
         Index("ix_facts_note_trgm", "note", postgresql_using="gin", postgresql_ops={"note": "gin_trgm_ops"}),
         Index("ix_facts_embedding", "embedding", postgresql_using="hnsw",

@@ -76,6 +76,9 @@ def upgrade() -> None:
     op.add_column('facts', sa.Column('embedding', Vector(384), nullable=True))
     op.create_index('ix_facts_unintegrated', 'facts', ['memory_pk', 'id'],
                     postgresql_where=sa.text('integrated_at IS NULL'))
+    # A new fact is judged against the current facts that share one of its entities.
+    op.create_index('ix_facts_subject_entity', 'facts', ['memory_pk', 'subject_entity_id'])
+    op.create_index('ix_facts_object_entity', 'facts', ['memory_pk', 'object_entity_id'])
     op.create_index('ix_facts_words', 'facts', ['words'], postgresql_using='gin')
     op.create_index('ix_facts_note_trgm', 'facts', ['note'], postgresql_using='gin',
                     postgresql_ops={'note': 'gin_trgm_ops'})
@@ -104,7 +107,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('passages')
-    for index in ('ix_facts_embedding', 'ix_facts_note_trgm', 'ix_facts_words', 'ix_facts_unintegrated'):
+    for index in ('ix_facts_embedding', 'ix_facts_note_trgm', 'ix_facts_words', 'ix_facts_object_entity',
+                  'ix_facts_subject_entity', 'ix_facts_unintegrated'):
         op.drop_index(index, table_name='facts')
     for column in ('embedding', 'words', 'integrated_at', 'conflict_with', 'merged_at', 'merged_into',
                    'object_entity_id', 'subject_entity_id', 'retired_by', 'source'):
