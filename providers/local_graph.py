@@ -137,7 +137,8 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
         _mentions(new.note, old.object)
     if structured and same_subject != same_object and not swapped:
         # One end kept, the other replaced: a substitution, unless the relation holds many at once.
-        kept_rel = jaccard(rel_a, rel_b) >= 0.5 or not (rel_a ^ rel_b) or change_cue
+        # The same relation: the same words, or one side's words all in the other's (an adverb more).
+        kept_rel = jaccard(rel_a, rel_b) >= 0.5 or rel_a <= rel_b or rel_b <= rel_a or change_cue
         many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
         if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (new_tokens & _STATUS):
             return ContradictionVerdict(FactRelation.UPDATES, 0.8)
@@ -160,7 +161,9 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     if len(b.content - a.content) >= 2 and containment(a.content, b.content) >= 0.75:
         # The newer says all the older does and more: detail added, both stand.
         return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
-    if extra >= 0.75 or (similarity >= restate and extra >= 0.5):
+    # Same two entities and nearly the same sentence: said again (an absolute bar, as a small batch has no spread).
+    again = structured and same_subject and same_object and similarity >= 0.85
+    if extra >= 0.75 or (min(restate, 0.85 if again else 1.0) <= similarity and extra >= 0.5):
         return ContradictionVerdict(FactRelation.RESTATES, _confidence((similarity - topic) * 10))
     # It adds detail, or says another thing about the same entities: both stand.
     return ContradictionVerdict(FactRelation.UNRELATED, 0.6)

@@ -181,3 +181,30 @@ async def test_worker_killed_mid_resolution_leaves_the_graph_an_unbroken_run_mak
     assert killed == calm
     assert any(len(aliases) > 1 for _, aliases in calm["entities"])  # resolution merged names
     assert any(f[3] != "None" for f in calm["facts"]) and any(f[4] != "None" for f in calm["facts"])
+
+
+async def test_assistant_inference_stands_beside_the_user_fact_until_the_user_settles_it(
+    own: tuple[Settings, Database], temporal_client: Client
+) -> None:
+    settings, db = own
+    tenant_id = await new_tenant(db)
+    said = {"note": "The offsite is in Lisbon.", "subject": "offsite", "object": "Lisbon", "source": "user"}
+    guess = {"note": "The offsite is in Porto.", "subject": "offsite", "object": "Porto", "source": "assistant"}
+    settles = {"note": "The offsite is definitely in Porto.", "subject": "offsite", "object": "Porto",
+               "source": "user"}
+    async with build_worker(temporal_client, db, task_queue=settings.temporal_task_queue, settings=settings):
+        seq = await _write_all(db, tenant_id, "conflict", [[said], [guess]])
+        await signal_lane(temporal_client, tenant_id, "conflict", seq, settings.temporal_task_queue)
+        await eventually(lambda: _done(db, tenant_id), timeout=60)
+        open_conflict = {f[0]: f for f in (await graph_of(db, tenant_id, "conflict"))["facts"]}
+        # Both stand, each naming the other; nothing retired.
+        assert open_conflict[said["note"]][5] == guess["note"] and open_conflict[guess["note"]][5] == said["note"]
+        assert all(f[4] == "None" for f in open_conflict.values())
+
+        seq = await write_note(db, tenant_id, "conflict", "conflict-2", [settles], T0 + timedelta(hours=5))
+        await signal_lane(temporal_client, tenant_id, "conflict", seq, settings.temporal_task_queue)
+        await eventually(lambda: _done(db, tenant_id), timeout=60)
+    settled = {f[0]: f for f in (await graph_of(db, tenant_id, "conflict"))["facts"]}
+    assert settled[said["note"]][4] == guess["note"]  # Lisbon retired by the fact that stands
+    assert settled[settles["note"]][3] == guess["note"]  # the user's word merged into Porto
+    assert settled[guess["note"]][5] == "None" and settled[guess["note"]][6] == "user"

@@ -73,3 +73,18 @@ def test_passages_cover_every_message_in_order_and_stay_within_size(texts: list[
         # Every word of a message is in some passage of it (long ones windowed with overlap).
         own = " ".join(p.text for p in passages if p.first_seq <= message.seq <= p.last_seq)
         assert all(word in own for word in str(message.body["content"]).split())
+
+
+def test_facts_block_shows_both_sides_of_an_open_conflict_dated_and_attributed() -> None:
+    from engine.blocks.facts_block import render_facts_block
+    from engine.facts import Fact
+
+    said = Fact(id="a", note="The launch is on Wednesday.", subject="launch", object="Wednesday", milestone=False,
+                episode_ids=("e1",), at=_AT, first_turn=3, last_turn=4, source="user", conflict_with="b")
+    guessed = Fact(id="b", note="The launch is on Friday.", subject="launch", object="Friday", milestone=False,
+                   episode_ids=("e2",), at=_AT, first_turn=9, last_turn=9, source="assistant", conflict_with="a")
+    block = render_facts_block([said, guessed], {})
+    assert block is not None
+    lines = [line for line in block.splitlines() if line.startswith("- ")]
+    assert len(lines) == 2 and all("unsettled" in line for line in lines)
+    assert "the user said so" in block and "the assistant inferred it" in block and "turns 3–4" in block
