@@ -97,8 +97,9 @@ def _values(text: str) -> frozenset[str]:
 
 def _mentions(note: str, name: str) -> bool:
     """Every word of the name is in the note: the entity is still spoken of."""
-    wanted = words(name).content
-    return bool(wanted) and wanted <= words(note).content
+    wanted, said = words(name), words(note)
+    need = wanted.content | wanted.numbers
+    return bool(need) and need <= said.content | said.numbers
 
 
 def _differs(a: str, b: str) -> bool:
