@@ -16,8 +16,11 @@ from store.repositories import mechanism, memories, outbox
 
 
 async def write_note(db: Database, tenant_id: str, memory_id: str, call: str, notes: list[dict[str, Any]],
-                     at: datetime) -> int:
-    """A note call's facts and their `facts_written` event, committed as report commits them; returns the seq."""
+                     at: datetime, *, kind: str = "facts_written") -> int:
+    """A note call's facts and their `facts_written` event, committed as report commits them; returns the seq.
+
+    With another `kind`, the facts are as a memory from before the graph holds them: written, not integrated,
+    and no event of theirs left to run."""
     async with db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         row = NoteCall(memory_pk=memory.id, tenant_id=tenant_id, decorate_id=call, call_id=f"call_{call}",
@@ -28,8 +31,8 @@ async def write_note(db: Database, tenant_id: str, memory_id: str, call: str, no
                       milestone=n.get("milestone", False), episode_ids=(), at=at, first_turn=1, last_turn=1,
                       source=n.get("source", "unknown")) for i, n in enumerate(notes)]
         mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory.id, note_call_id=row.id, facts=facts)
-        return outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="facts_written",
-                                payload={"decorate_id": call, "fact_keys": [f.id for f in facts]})
+        payload = {"decorate_id": call, "fact_keys": [f.id for f in facts]} if kind == "facts_written" else {}
+        return outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind=kind, payload=payload)
 
 
 async def graph_of(db: Database, tenant_id: str, memory_id: str) -> dict[str, Any]:

@@ -208,3 +208,19 @@ async def test_assistant_inference_stands_beside_the_user_fact_until_the_user_se
     assert settled[said["note"]][4] == guess["note"]  # Lisbon retired by the fact that stands
     assert settled[settles["note"]][3] == guess["note"]  # the user's word merged into Porto
     assert settled[guess["note"]][5] == "None" and settled[guess["note"]][6] == "user"
+
+
+async def test_facts_from_before_the_graph_are_brought_in_by_the_lane(
+    own: tuple[Settings, Database], temporal_client: Client
+) -> None:
+    settings, db = own
+    tenant_id = await new_tenant(db)
+    # Facts as migration 0010 leaves them (not integrated), then the memory's next event: a decorate.
+    seq = await write_note(db, tenant_id, "old", "old-0", NOTES[0] + NOTES[1], T0, kind="decorate")
+    async with build_worker(temporal_client, db, task_queue=settings.temporal_task_queue, settings=settings):
+        await signal_lane(temporal_client, tenant_id, "old", seq, settings.temporal_task_queue)
+        await eventually(lambda: _done(db, tenant_id), timeout=60)
+    graph = await graph_of(db, tenant_id, "old")
+    # One note call named her both ways: the most specific name is canonical.
+    assert dict(graph["entities"])["Dana Whitfield"] == ("Dana", "Dana Whitfield")
+    assert {f[0]: f[4] for f in graph["facts"]}["The launch is on Wednesday."] == "The launch moved to Thursday."
