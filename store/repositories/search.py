@@ -95,7 +95,7 @@ async def search_words(
     identifiers = _IDENTIFIER.findall(query)
     exact = [text_column.ilike(f"%{_escape(i)}%", escape="\\") for i in identifiers]
     # An exact identifier counts more than any word rank (ts_rank stays well under 1).
-    rank = func.ts_rank(model.words, tsquery)
+    rank: Any = func.ts_rank(model.words, tsquery)
     for condition in exact:
         rank = rank + case((condition, 1.0), else_=0.0)
     rows = await session.execute(
