@@ -132,7 +132,7 @@ def _many() -> list[list[dict[str, Any]]]:
     people = ["Dana", "Dana Whitfield", "our PM Dana", "Raj", "Raj Patel", "Priya", "Dana Lee", "Marco"]
     things = ["checkout migration", "pricing page", "tax table", "design review", "refund line", "QA rota"]
     batches = []
-    for n in range(8):
+    for n in range(6):
         batch = []
         for k in range(5):
             who, what = people[(n + k) % len(people)], things[(n * 2 + k) % len(things)]
