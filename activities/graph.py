@@ -98,8 +98,8 @@ class GraphActivities:
                           for r, v in zip(related, verdicts, strict=True)]
                 action = plan_fact(Claim(fact.key, fact.source), judged)
                 await graph.apply_action(session, tenant_id=tenant_id, memory_pk=pk, fact=fact, action=action)
-            await graph.mark_integrated(session, fact_id=fact.id, subject_id=subject_id, object_id=object_id,
-                                        vector=note_v, language=self.language, at=fact.at)
+            await graph.mark_integrated(session, tenant_id=tenant_id, fact_id=fact.id, subject_id=subject_id,
+                                        object_id=object_id, vector=note_v, language=self.language, at=fact.at)
         return 1
 
     async def _resolve(

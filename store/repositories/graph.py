@@ -229,13 +229,13 @@ async def apply_action(
             select(FactRow).where(_facts(tenant_id, memory_pk, [action.merge_into])).with_for_update()
         )).scalar_one()
         new_row = (await session.execute(select(FactRow.episode_keys, FactRow.first_turn, FactRow.last_turn)
-                                         .where(FactRow.id == fact.id))).one()
+                                         .where(FactRow.tenant_id == tenant_id, FactRow.id == fact.id))).one()
         survivor.episode_keys = list(dict.fromkeys([*survivor.episode_keys, *new_row[0]]))
         survivor.first_turn = min(survivor.first_turn, new_row[1])
         survivor.last_turn = max(survivor.last_turn, new_row[2])
         if action.source_upgrade:
             survivor.source = "user"
-        await session.execute(update(FactRow).where(FactRow.id == fact.id)
+        await session.execute(update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.id == fact.id)
                               .values(merged_into=action.merge_into, merged_at=fact.at))
     for old, by in action.retire:
         await session.execute(update(FactRow).where(_facts(tenant_id, memory_pk, [old]), FactRow.retired_at.is_(None))
@@ -245,17 +245,18 @@ async def apply_action(
                               .values(conflict_with=None))
     if action.conflicts:
         # The newer names the first it disputes; each disputed fact names the newer one.
-        await session.execute(update(FactRow).where(FactRow.id == fact.id).values(conflict_with=action.conflicts[0]))
+        await session.execute(update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.id == fact.id)
+                              .values(conflict_with=action.conflicts[0]))
         await session.execute(update(FactRow).where(_facts(tenant_id, memory_pk, action.conflicts))
                               .values(conflict_with=fact.key))
 
 
 async def mark_integrated(
-    session: AsyncSession, *, fact_id: int, subject_id: int, object_id: int, vector: Any, language: str,
-    at: datetime,
+    session: AsyncSession, *, tenant_id: str, fact_id: int, subject_id: int, object_id: int, vector: Any,
+    language: str, at: datetime,
 ) -> None:
     await session.execute(
-        update(FactRow).where(FactRow.id == fact_id).values(
+        update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.id == fact_id).values(
             subject_entity_id=subject_id, object_entity_id=object_id, embedding=_vector(vector),
             words=func.to_tsvector(cast(language, REGCONFIG), FactRow.note), integrated_at=at)
     )
