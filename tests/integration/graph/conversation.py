@@ -87,11 +87,14 @@ async def converse(http: httpx.AsyncClient, key: str, memory_id: str, batches: S
 
 
 async def integrated(db: Database, tenant_id: str) -> bool:
+    """Every fact is in the graph and every sealed episode has its passages (traces may still be coming)."""
     pending = await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND integrated_at IS NULL",
                            t=tenant_id)
-    events = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND processed_at IS NULL",
-                          t=tenant_id)
-    return pending == 0 and events == 0
+    unindexed = await scalar(db, (
+        "SELECT count(*) FROM episodes e WHERE e.tenant_id = :t AND e.state IN ('sealed', 'forgotten') AND NOT "
+        "EXISTS (SELECT 1 FROM passages p WHERE p.memory_pk = e.memory_pk AND p.episode_key = e.episode_key)"),
+        t=tenant_id)
+    return pending == 0 and unindexed == 0
 
 
 async def settle(db: Database, tenant_id: str) -> None:
