@@ -103,7 +103,7 @@ async def _load_mechanism(session: Any, *, tenant_id: str, memory_pk: int, versi
     return Mechanism(
         version=version,
         episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk),
-        facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory_pk),
+        facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, block_only=True),
         traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory_pk),
     )
 

@@ -172,12 +172,15 @@ async def add_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int, t
     return len(result.all())
 
 
-async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Fact]:
+async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, block_only: bool = False) -> list[Fact]:
     """Facts in force (neither retired nor merged into another), oldest first, their entities under the
-    canonical names the graph gives them (the names as written until the lane has resolved them)."""
+    canonical names the graph gives them (the names as written until the lane has resolved them).
+
+    `block_only`: just those the facts block can show, written against a leaving or sealed episode; a long
+    memory's other facts belong to forgotten episodes, and a decorate need not carry them."""
     subject, obj = aliased(EntityRow), aliased(EntityRow)
     # Columns, not rows: a fact row carries its vector and word index, which every decorate would decode.
-    rows = await session.execute(
+    query = (
         select(FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.episode_keys, FactRow.at,
                FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with)
@@ -187,6 +190,15 @@ async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -
                FactRow.merged_into.is_(None))
         .order_by(FactRow.id)
     )
+    if block_only:
+        showing = (
+            select(func.array_agg(EpisodeRow.episode_key))
+            .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+                   EpisodeRow.state.in_((EpisodeState.LEAVING.value, EpisodeState.SEALED.value)))
+            .scalar_subquery()
+        )
+        query = query.where(FactRow.episode_keys.overlap(showing))
+    rows = await session.execute(query)
     return [
         Fact(id=key, note=note, subject=subject_name, object=object_name, milestone=milestone,
              episode_ids=tuple(episodes), at=at, first_turn=first, last_turn=last, source=source,
