@@ -120,7 +120,7 @@ async def _contents(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memo
     return MemoryContents(
         version=memory.mechanism_version,
         episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id),
-        facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id),
+        facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id, block_only=True),
         traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id),
     )
 

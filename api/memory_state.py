@@ -15,7 +15,7 @@ from engine.episodes import EpisodeState
 from engine.lane_names import workflow_id
 from engine.traces import episode_activations, significance
 from store.db import Database
-from store.repositories import export, mechanism, memories
+from store.repositories import export, graph, mechanism, memories
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id)
         facts = await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
+        counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
     activations = episode_activations(episodes, traces, now)
     awaiting = [r for r in rows if r.state == EpisodeState.LEAVING.value and not r.facts_written]
     asked = [r.asked_at for r in awaiting if r.asked_at]
@@ -45,6 +46,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         "turns": memory.last_turn,
         "events": memory.last_event_seq,
         "facts": len(facts),
+        "graph": counts,
         "last_user_message_at": _iso(memory.last_user_message_at),
         "note_ask": {
             "pending": bool(awaiting),

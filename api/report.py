@@ -123,7 +123,8 @@ async def _take_note(
     turns = [t for row in awaiting for t in (row.first_turn, row.last_turn)] or [0]
     facts = [
         Fact(id=f"{decorate_id}:{index}", note=entry.note, subject=entry.subject, object=entry.object,
-             milestone=entry.milestone, episode_ids=tuple(keys), at=now, first_turn=min(turns), last_turn=max(turns))
+             milestone=entry.milestone, episode_ids=tuple(keys), at=now, first_turn=min(turns), last_turn=max(turns),
+             source=entry.source)
         for index, entry in enumerate(reading.entries)
     ]
     mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)

@@ -14,6 +14,7 @@ __all__ = [
     "MEMORY_ID_PATTERN",
     "ChatCompletionsRequest",
     "ChatMessage",
+    "GraphPublic",
     "BudgetPublic",
     "DecorateResponse",
     "EpisodePublic",
@@ -132,6 +133,17 @@ class EpisodePublic(BaseModel):
     significance: float
 
 
+class GraphPublic(BaseModel):
+    """The knowledge graph's size: entities, facts in force, facts retired by newer ones, restatements merged
+    into the fact they repeat, and passages of sealed and forgotten episodes."""
+
+    entities: int
+    current_facts: int
+    retired_facts: int
+    merged_facts: int
+    passages: int
+
+
 class MemoryPublic(BaseModel):
     memory_id: str
     created_at: str
@@ -140,6 +152,7 @@ class MemoryPublic(BaseModel):
     turns: int
     events: int
     facts: int
+    graph: GraphPublic
     last_user_message_at: str | None
     note_ask: NoteAskPublic
     episodes: list[EpisodePublic]

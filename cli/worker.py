@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.graph import GraphActivities, check_language
 from activities.lane import LaneActivities, NoteAskPolicy
 from activities.tenant_scope import TenantScope
 from api.routes import health
@@ -17,34 +19,45 @@ from config.mechanism import mechanism_config
 from config.settings import Settings
 from config.telemetry import configure_tracing
 from config.temporal import connect_temporal
+from providers.embedder import Embedder
 from providers.factory import make_embedder, make_judge
 from providers.judge import Judge
 from store.db import Database
 from workflows.memory import MemoryWorkflow
 
-__all__ = ["build_worker", "run_worker"]
+__all__ = ["build_embedder", "build_judge", "build_worker", "run_worker"]
 
 log = logging.getLogger(__name__)
 
 
-def build_judge(settings: Settings) -> Judge:
-    """The judge the lane's jobs use, on the embedder the settings name."""
+def _openai(settings: Settings) -> dict[str, Any]:
     api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-    openai = {"openai_base_url": settings.openai_base_url, "openai_api_key": api_key,
-              "openai_timeout_seconds": settings.openai_timeout_seconds,
-              "openai_max_retries": settings.openai_max_retries}
-    embedder = make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
-                             openai_model=settings.openai_embedding_model, **openai)
-    return make_judge(kind=settings.judge, embedder=embedder, openai_model=settings.openai_judge_model, **openai)
+    return {"openai_base_url": settings.openai_base_url, "openai_api_key": api_key,
+            "openai_timeout_seconds": settings.openai_timeout_seconds,
+            "openai_max_retries": settings.openai_max_retries}
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    return make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
+                         openai_model=settings.openai_embedding_model, **_openai(settings))
+
+
+def build_judge(settings: Settings, embedder: Embedder | None = None) -> Judge:
+    """The judge the lane's jobs use, on the embedder the settings name."""
+    return make_judge(kind=settings.judge, embedder=embedder or build_embedder(settings),
+                      openai_model=settings.openai_judge_model, **_openai(settings))
 
 
 def build_worker(
     client: Client, db: Database, *, task_queue: str, settings: Settings | None = None, judge: Judge | None = None
 ) -> Worker:
     settings = settings or Settings(_env_file=None)  # type: ignore[call-arg]
+    embedder = build_embedder(settings)
+    judge = judge or build_judge(settings, embedder)
+    graph = GraphActivities(db, judge, embedder, language=check_language(settings.search_language))
     lane = LaneActivities(
         db,
-        judge=judge or build_judge(settings),
+        judge=judge,
         config=mechanism_config(settings),
         note_ask=NoteAskPolicy(calls=settings.note_ask_pending_calls, minutes=settings.note_ask_pending_minutes),
     )
@@ -52,7 +65,7 @@ def build_worker(
         client,
         task_queue=task_queue,
         workflows=[MemoryWorkflow],
-        activities=lane.all(),
+        activities=[*lane.all(), *graph.all()],
         interceptors=[TenantScope()],
     )
 

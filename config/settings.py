@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     openai_timeout_seconds: float = Field(default=20.0, gt=0)
     openai_max_retries: int = Field(default=3, ge=0)
     onnx_threads: int = Field(default=1, ge=1)
+    # The Postgres text search configuration for the word indexes of facts and passages (`simple` keeps every
+    # word as written, in any language; `english` stems). Changing it applies to what is indexed afterwards.
+    search_language: str = Field(default="simple", pattern=r"^[a-z_]{1,63}$")
 
     # Observability.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["Fact"]
+__all__ = ["SOURCES", "Fact"]
+
+# Whose words a fact rests on: the user's own, the assistant's inference, a tool's output, or not said.
+SOURCES = ("user", "assistant", "tool", "unknown")
 
 
 @dataclass(frozen=True)
@@ -23,3 +26,6 @@ class Fact:
     at: datetime
     first_turn: int
     last_turn: int
+    # Who said it (user, assistant, tool, unknown), and the fact it stands in unsettled conflict with.
+    source: str = "unknown"
+    conflict_with: str | None = None

@@ -5,7 +5,7 @@
     rate_relevance       a candidate fact against the recent dialogue, unrelated to central (the recall walk)
     judge_distill        was a recalled fact relevant, and was it already said (distill)
     judge_same_entity    are two names one entity (the knowledge graph)
-    judge_contradiction  does a new fact restate, update or contradict an old one (the knowledge graph)
+    judge_contradiction  does a new fact restate, update (a milestone moves on) or contradict an old one
 
 Every score is a confidence in [0, 1]; a yes is a score of at least one half.
 """
@@ -25,6 +25,7 @@ __all__ = [
     "ContradictionVerdict",
     "DistillVerdict",
     "EntityMention",
+    "FactClaim",
     "FactRelation",
     "Judge",
     "Relevance",
@@ -78,10 +79,24 @@ class DistillVerdict:
 
 @dataclass(frozen=True, slots=True)
 class EntityMention:
-    """A name as the memory holds it, with the facts it appears in as context."""
+    """A name as the memory holds it, with the facts it appears in as context and the entity's other names."""
 
     name: str
     context: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FactClaim:
+    """A fact with the graph's structure: its sentence, its subject and object (canonical names), milestone.
+
+    Judging facts as claims lets a judge see a substitution ("Dana owns X", then "Raj owns X") or a changed
+    value on the same relation, which the sentences' meaning alone hides."""
+
+    note: str
+    subject: str = ""
+    object: str = ""
+    milestone: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +141,7 @@ class Judge(Protocol):
     ) -> list[SameEntityVerdict]: ...
 
     async def judge_contradiction(
-        self, pairs: Sequence[tuple[str, str]], *, scope: UsageScope | None = None
+        self, pairs: Sequence[tuple[str | FactClaim, str | FactClaim]], *, scope: UsageScope | None = None
     ) -> list[ContradictionVerdict]:
-        """Each pair is (old fact, new fact)."""
+        """Each pair is (old fact, new fact), as sentences or as claims with their entities."""
         ...

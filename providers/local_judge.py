@@ -23,13 +23,14 @@ from providers.judge import (
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
-    FactRelation,
+    FactClaim,
     Relevance,
     RelevanceVerdict,
     SameEntityVerdict,
 )
+from providers.local_graph import claim, relation_of, same_entity_of
 from providers.usage import UsageScope
-from providers.wording import antonym_clash, containment, jaccard, name_relation, split_parts, words
+from providers.wording import containment, split_parts, words
 
 __all__ = ["LocalJudge", "relative_threshold"]
 
@@ -236,53 +237,23 @@ class LocalJudge:
         vectors = await self._embed(texts)
         similarity = np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
         threshold, scale = relative_threshold(similarity, k=3.0)
-        verdicts = []
-        for (left, right), sim in zip(pairs, similarity, strict=True):
-            relation = name_relation(left.name, right.name)
-            if relation == "same":
-                verdicts.append(SameEntityVerdict(same=True, score=0.99))
-            elif relation == "conflict":
-                verdicts.append(SameEntityVerdict(same=False, score=0.05))
-            elif relation == "alias":
-                # A shorter form of the name: the same entity unless the contexts are far apart.
-                confidence = max(0.75, _confidence(float(sim), threshold - 2 * scale, scale))
-                verdicts.append(SameEntityVerdict(same=True, score=confidence))
-            else:
-                confidence = _confidence(float(sim), threshold, scale)
-                verdicts.append(SameEntityVerdict(same=confidence >= 0.5, score=confidence))
-        return verdicts
+        return [same_entity_of(left, right, float(sim), threshold, scale)
+                for (left, right), sim in zip(pairs, similarity, strict=True)]
 
     async def judge_contradiction(
-        self, pairs: Sequence[tuple[str, str]], *, scope: UsageScope | None = None
+        self, pairs: Sequence[tuple[str | FactClaim, str | FactClaim]], *, scope: UsageScope | None = None
     ) -> list[ContradictionVerdict]:
         if not pairs:
             return []
-        vectors = await self._embed([text for pair in pairs for text in pair])
+        claims = [(claim(old), claim(new)) for old, new in pairs]
+        vectors = await self._embed([c.note for pair in claims for c in pair])
         similarity = np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
-        topic, scale = relative_threshold(similarity, k=2.5)
-        restate, _ = relative_threshold(similarity, k=5.0)
-        verdicts = []
-        for (old, new), sim in zip(pairs, similarity, strict=True):
-            a, b = words(old), words(new)
-            overlap = jaccard(a.content, b.content)
-            same_topic = _confidence(float(sim), topic, scale) >= 0.5 or overlap >= 0.5
-            if not same_topic:
-                verdicts.append(
-                    ContradictionVerdict(FactRelation.UNRELATED, _confidence(float(sim), topic, scale))
-                )
-            elif (a.negations % 2) != (b.negations % 2) or antonym_clash(a, b):
-                verdicts.append(ContradictionVerdict(FactRelation.CONTRADICTS, 0.9))
-            elif a.numbers != b.numbers and b.numbers:
-                # Same words, new numbers: progress (40% done, then 70%), which the newer fact dates.
-                verdicts.append(ContradictionVerdict(FactRelation.UPDATES, 0.8))
-            elif overlap >= 0.6 or _confidence(float(sim), restate, scale) >= 0.5:
-                verdicts.append(
-                    ContradictionVerdict(FactRelation.RESTATES, _confidence(float(sim), topic, scale))
-                )
-            else:
-                # Same subject, different claim ("Dana owns it", "it is blocked"): both stand.
-                verdicts.append(ContradictionVerdict(FactRelation.UNRELATED, 0.4))
-        return verdicts
+        # Facts of one memory compared with each other: the prior stands for "same topic" until the
+        # batch is big enough to say what is typical here.
+        topic, _ = relative_threshold(similarity, k=2.5, prior_loc=0.2, prior_scale=0.12)
+        restate, _ = relative_threshold(similarity, k=5.0, prior_loc=0.2, prior_scale=0.12)
+        return [relation_of(old, new, float(sim), topic, restate)
+                for (old, new), sim in zip(claims, similarity, strict=True)]
 
 
 def _centroid(rows: Matrix) -> Matrix:

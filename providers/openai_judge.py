@@ -22,6 +22,7 @@ from providers.judge import (
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
+    FactClaim,
     FactRelation,
     Judge,
     Relevance,
@@ -29,7 +30,7 @@ from providers.judge import (
     SameEntityVerdict,
 )
 from providers.openai_client import make_client, openai_errors
-from providers.prompts import TASKS, Task, clip, mention, numbered
+from providers.prompts import TASKS, Task, claim_text, clip, mention, numbered
 from providers.tokens import TiktokenCounter
 from providers.usage import UsageScope, UsageSink, record_usage
 
@@ -184,11 +185,11 @@ class OpenAIJudge:
         )
 
     async def judge_contradiction(
-        self, pairs: Sequence[tuple[str, str]], *, scope: UsageScope | None = None
+        self, pairs: Sequence[tuple[str | FactClaim, str | FactClaim]], *, scope: UsageScope | None = None
     ) -> list[ContradictionVerdict]:
-        def render(chunk: Sequence[tuple[str, str]]) -> str:
+        def render(chunk: Sequence[tuple[str | FactClaim, str | FactClaim]]) -> str:
             return "\n".join(
-                f"Item {i}: older: {clip(old, self._limit)} | newer: {clip(new, self._limit)}"
+                f"Item {i}: older: {claim_text(old, limit=self._limit)} | newer: {claim_text(new, limit=self._limit)}"
                 for i, (old, new) in enumerate(chunk)
             )
 

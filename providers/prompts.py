@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from providers.judge import EntityMention
+from providers.judge import EntityMention, FactClaim
 
-__all__ = ["Task", "TASKS", "clip", "numbered"]
+__all__ = ["TASKS", "Task", "claim_text", "clip", "mention", "numbered"]
 
 _PREAMBLE = (
     "You are the judgment model of Lethe, a memory for a conversation with an AI assistant. Lethe cuts the "
@@ -102,9 +102,10 @@ TASKS = {
         name="judge_same_entity",
         instructions=(
             "Each item is a pair of names from one conversation's knowledge graph, each with the facts it "
-            "appears in. Give `same`: true when both names refer to one person, thing or project (a "
-            "nickname, a shorter form, an acronym), false when they are two; and `score`, your confidence "
-            "from 0 to 1 that they are one. A different surname, version or number means two."
+            "appears in and any other names it already has. Give `same`: true when both refer to one person, "
+            "thing or project (a nickname, a shorter form, a title, an acronym), false when they are two; and "
+            "`score`, your confidence from 0 to 1 that they are one. A different surname, version, number or "
+            "date means two, and so does a clash with any of the other names."
         ),
         fields={"same": {"type": "boolean"}, "score": _SCORE},
         tokens_per_item=18,
@@ -112,11 +113,12 @@ TASKS = {
     "contradiction": Task(
         name="judge_contradiction",
         instructions=(
-            "Each item is an older fact and a newer fact. Give `relation`: `contradicts` when both cannot be"
-            " true at once (one negates or reverses the other), `updates` when the newer one moves the same "
-            "thing on (new numbers, progress, a later state), `restates` when it says the same thing again, "
-            "`unrelated` when they are about different things or both simply hold. Give `score`, your "
-            "confidence from 0 to 1."
+            "Each item is an older fact and a newer fact, with their subject and object when known. Give "
+            "`relation`: `contradicts` when both cannot be true at once (one negates or reverses the other, or "
+            "puts another entity or date in the same role: another owner, a moved day), `updates` when the "
+            "newer one moves the same thing on (new numbers, progress, a milestone reached), `restates` when it "
+            "says the same thing again in other words, `unrelated` when they are about different things, both "
+            "simply hold, or the newer only adds detail. Give `score`, your confidence from 0 to 1."
         ),
         fields={
             "relation": {"type": "string", "enum": ["unrelated", "restates", "updates", "contradicts"]},
@@ -140,4 +142,17 @@ def numbered(label: str, texts: Sequence[str], *, limit: int) -> str:
 
 
 def mention(entity: EntityMention, *, limit: int) -> str:
-    return f"{entity.name!r} ({clip(entity.context, limit)})" if entity.context else repr(entity.name)
+    named = repr(entity.name)
+    if entity.aliases:
+        named += " (also called " + ", ".join(repr(a) for a in entity.aliases) + ")"
+    return f"{named} ({clip(entity.context, limit)})" if entity.context else named
+
+
+def claim_text(fact: str | FactClaim, *, limit: int) -> str:
+    """A fact as the judge reads it: its sentence, and its entities when the graph knows them."""
+    if isinstance(fact, str):
+        return clip(fact, limit)
+    text = clip(fact.note, limit)
+    if fact.subject or fact.object:
+        text += f" [subject: {fact.subject}; object: {fact.object}{'; milestone' if fact.milestone else ''}]"
+    return text

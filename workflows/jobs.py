@@ -12,8 +12,18 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
-__all__ = ["CUT_HISTORY", "JOBS_BY_KIND", "LANE_RETRY", "PREPARE_SLEEP", "SCORE_BOUNDARIES", "SCORE_TRACES",
-           "Job", "jobs_for"]
+__all__ = [
+    "CUT_HISTORY",
+    "GRAPH_PATCH",
+    "JOBS_BY_KIND",
+    "Job",
+    "LANE_RETRY",
+    "PREPARE_SLEEP",
+    "SCORE_BOUNDARIES",
+    "SCORE_TRACES",
+    "UPDATE_GRAPH",
+    "jobs_for",
+]
 
 # Bad data never heals by retrying; a memory erased under the lane is not coming back.
 NOT_RETRYABLE = ["BadData", "NotFound", "InvalidInput", "IllegalTransition"]
@@ -49,6 +59,8 @@ class Job:
 SCORE_BOUNDARIES = Job("score_boundaries", timedelta(minutes=5), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
 CUT_HISTORY = Job("cut_history", timedelta(seconds=60), DATABASE_RETRY)
 SCORE_TRACES = Job("score_traces", timedelta(minutes=10), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
+# Facts into the knowledge graph (entities, merges, retirements) and sealed episodes into passages.
+UPDATE_GRAPH = Job("update_graph", timedelta(minutes=10), JUDGE_RETRY, heartbeat=timedelta(seconds=20))
 # Not triggered by an event: the sleep timer runs it.
 PREPARE_SLEEP = Job("prepare_sleep", timedelta(minutes=10), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
 
@@ -62,5 +74,15 @@ JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
 }
 
 
-def jobs_for(kind: str) -> tuple[Job, ...]:
-    return JOBS_BY_KIND.get(kind, ())
+# With the graph (workflow patch `GRAPH_PATCH`): episodes seal at a decorate, facts arrive with a report.
+GRAPH_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
+    "decorate": (SCORE_BOUNDARIES, UPDATE_GRAPH),
+    "report": (CUT_HISTORY,),
+    "facts_written": (UPDATE_GRAPH, SCORE_TRACES),
+}
+GRAPH_PATCH = "knowledge-graph"
+
+
+def jobs_for(kind: str, *, graph: bool = True) -> tuple[Job, ...]:
+    """The jobs of an event kind; `graph=False` for histories recorded before the graph's job existed."""
+    return (GRAPH_JOBS_BY_KIND if graph else JOBS_BY_KIND).get(kind, ())

@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from engine.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
     from workflows import search_attributes as sa
     from workflows.details import describe
-    from workflows.jobs import LANE_RETRY, PREPARE_SLEEP, Job, jobs_for
+    from workflows.jobs import GRAPH_PATCH, LANE_RETRY, PREPARE_SLEEP, Job, jobs_for
     from workflows.state import LaneState
     from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
 
@@ -113,7 +113,9 @@ class MemoryWorkflow:
     async def _run_event(self, event: EventRef) -> None:
         self.running = event
         self._show()
-        for job in jobs_for(event.kind):
+        # Graph jobs joined the lane later: histories recorded before them replay without them.
+        graph = event.kind in ("decorate", "facts_written") and workflow.patched(GRAPH_PATCH)
+        for job in jobs_for(event.kind, graph=graph):
             await self._run_job(job, JobInput(memory=self.memory, event=event), seq=event.seq)
         status = await workflow.execute_activity(
             "record_event", RunEventInput(memory=self.memory, event=event),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from engine.blocks.dates import stamp
 from engine.facts import Fact
 
 __all__ = ["render_facts_block"]
@@ -15,8 +16,17 @@ _HEADER = (
 _MILESTONES = "Milestones (where the work stands):"
 
 
+_WHO = {"user": "the user said so", "assistant": "the assistant inferred it", "tool": "a tool showed it",
+        "unknown": "source unknown"}
+
+
 def _line(fact: Fact) -> str:
-    return f"- {fact.note} [{fact.subject}, {fact.object}]"
+    line = f"- {fact.note} [{fact.subject}, {fact.object}]"
+    if fact.conflict_with is not None:
+        # Both sides of an unsettled conflict are shown, dated and attributed, until the user settles it.
+        line += f" (unsettled, conflicts with another fact here; {_WHO.get(fact.source, _WHO['unknown'])}, " \
+                f"{stamp(fact.at, fact.first_turn, fact.last_turn)})"
+    return line
 
 
 def render_facts_block(facts: Sequence[Fact], activations: Mapping[str, float]) -> str | None:

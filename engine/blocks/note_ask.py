@@ -1,7 +1,7 @@
 """The note ask, the `note` tool in both request shapes, and reading a note call's arguments.
 
-`note` takes {"notes": [{"note": str, "subject": str, "object": str, "milestone": bool}]}. One call holds
-every fact for the leaving turns; one entry with an empty note means those turns held nothing worth keeping.
+`note` takes {"notes": [{"note": str, "subject": str, "object": str, "milestone": bool, "source"?: str}]}.
+One call holds every fact for the leaving turns; one entry with an empty note means nothing was worth keeping.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 NOTE_TOOL_NAME = "note"
+_SOURCES = frozenset({"user", "assistant", "tool", "unknown"})
 _DESCRIPTION = (
     "Record the facts of conversation turns that are leaving your live context, one knowledge-graph triple "
     "per entry. Call it once, with every fact, when a message asks you to."
@@ -45,6 +46,12 @@ NOTE_PARAMETERS: Mapping[str, Any] = {
                         "type": "boolean",
                         "description": "True when the fact says where the work stands: agreed, decided, "
                         "done, blocked, next.",
+                    },
+                    "source": {
+                        "type": "string",
+                        "enum": ["user", "assistant", "tool"],
+                        "description": "Whose word the fact rests on: the user said it, you inferred or "
+                        "proposed it, or a tool output showed it. Leave out when unsure.",
                     },
                 },
                 "required": ["note", "subject", "object", "milestone"],
@@ -101,6 +108,9 @@ moved.
 Copy identifiers, numbers and the conversation's own terms character for character. Put your words into \
 information rather than narration, and prefer one exact term (idempotent, blocked-on, ephemeral, orthogonal) \
 to a long explanation.
+Say whose word each fact rests on in its source: "user" when the user said or confirmed it, "assistant" \
+when it is your own inference or proposal, "tool" when a tool output showed it; leave source out when you \
+cannot tell. A fact the user stated outweighs a later guess, and a user's correction outweighs everything.
 Make a single note call whose notes list has one entry for each fact, with milestone set to true on \
 milestones. If those turns hold nothing a later assistant would need, send one entry with an empty note.
 Shape every fact as a knowledge-graph triple, as in relation extraction: one relation between two entities, \
@@ -133,6 +143,7 @@ class NoteEntry:
     subject: str
     object: str
     milestone: bool
+    source: str = "unknown"
 
 
 @dataclass(frozen=True)
@@ -175,8 +186,11 @@ def read_note_arguments(arguments: str | Mapping[str, Any]) -> NoteReading:
         milestone = raw.get("milestone", False)
         if not isinstance(milestone, bool):
             return _reject(f"notes[{index}].milestone must be a boolean")
+        source = raw.get("source") or "unknown"
+        if source not in _SOURCES:
+            return _reject(f"notes[{index}].source must be one of user, assistant, tool")
         entries.append(
-            NoteEntry(raw["note"].strip(), raw["subject"].strip(), raw["object"].strip(), milestone)
+            NoteEntry(raw["note"].strip(), raw["subject"].strip(), raw["object"].strip(), milestone, source)
         )
     if len(entries) == 1 and not entries[0].note:
         return NoteReading()

@@ -2,6 +2,7 @@
 
 from store.models.base import Base
 from store.models.conversation import Decoration, Memory, Message, OutboxEvent
+from store.models.graph import Entity, EntityAlias, Passage
 from store.models.mechanism import (
     BoundaryScore,
     Episode,
@@ -20,6 +21,8 @@ __all__ = [
     "Base",
     "BoundaryScore",
     "Decoration",
+    "Entity",
+    "EntityAlias",
     "Episode",
     "EpisodeTransition",
     "Fact",
@@ -29,6 +32,7 @@ __all__ = [
     "ModelUsage",
     "NoteCall",
     "OutboxEvent",
+    "Passage",
     "SizeRatio",
     "Tenant",
     "TenantUpstream",

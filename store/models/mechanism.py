@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -22,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
@@ -76,7 +77,16 @@ class Fact(Base):
     """A fact the model wrote with the note tool, with its provenance and validity."""
 
     __tablename__ = "facts"
-    __table_args__ = (UniqueConstraint("memory_pk", "fact_key"),)
+    __table_args__ = (
+        UniqueConstraint("memory_pk", "fact_key"),
+        Index("ix_facts_unintegrated", "memory_pk", "id", postgresql_where=text("integrated_at IS NULL")),
+        Index("ix_facts_subject_entity", "memory_pk", "subject_entity_id"),
+        Index("ix_facts_object_entity", "memory_pk", "object_entity_id"),
+        Index("ix_facts_words", "words", postgresql_using="gin"),
+        Index("ix_facts_note_trgm", "note", postgresql_using="gin", postgresql_ops={"note": "gin_trgm_ops"}),
+        Index("ix_facts_embedding", "embedding", postgresql_using="hnsw",
+              postgresql_ops={"embedding": "vector_cosine_ops"}),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
@@ -92,9 +102,21 @@ class Fact(Base):
     last_turn: Mapped[int] = mapped_column(Integer, nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     note_call_id: Mapped[int | None] = mapped_column(ForeignKey("note_calls.id", ondelete="CASCADE"))
-    # Validity: a newer fact that contradicts this one ends it; nothing is deleted.
+    # Who said it: the user's own words, the assistant's inference, a tool's output, or unknown.
+    source: Mapped[str] = mapped_column(String(12), nullable=False, default="unknown", server_default="unknown")
+    # Validity: a newer fact that contradicts this one retires it, dated and named; nothing is deleted.
     valid_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    valid_to: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    retired_by: Mapped[str | None] = mapped_column(String(80))
+    # The graph (migration 0010); filled by the lane's `integrate_facts`, which sets `integrated_at` last.
+    subject_entity_id: Mapped[int | None] = mapped_column(ForeignKey("entities.id", ondelete="SET NULL"))
+    object_entity_id: Mapped[int | None] = mapped_column(ForeignKey("entities.id", ondelete="SET NULL"))
+    merged_into: Mapped[str | None] = mapped_column(String(80))  # a restatement: its provenance joins that fact
+    merged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    conflict_with: Mapped[str | None] = mapped_column(String(80))  # unsettled: shown beside that fact
+    integrated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    words: Mapped[str | None] = mapped_column(TSVECTOR)
+    embedding: Mapped[list[float] | None] = mapped_column(Vector(384))
 
 
 class Trace(Base):

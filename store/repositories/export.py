@@ -8,7 +8,19 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from store.models import BoundaryScore, Decoration, EpisodeTransition, Fact, Memory, Message, NoteCall, Trace
+from store.models import (
+    BoundaryScore,
+    Decoration,
+    Entity,
+    EntityAlias,
+    EpisodeTransition,
+    Fact,
+    Memory,
+    Message,
+    NoteCall,
+    Passage,
+    Trace,
+)
 from store.models import Episode as EpisodeRow
 
 __all__ = ["SECTIONS", "memory_row", "section_rows"]
@@ -23,10 +35,18 @@ SECTIONS: dict[str, tuple[Any, Any]] = {
     "facts": (Fact, Fact.id),
     "note_calls": (NoteCall, NoteCall.id),
     "boundary_scores": (BoundaryScore, BoundaryScore.unit_first_seq),
+    # The graph: entities and every name they were given; facts above carry merges (`merged_into`) and
+    # retirements (`retired_at`, `retired_by`); passages of sealed and forgotten episodes.
+    "entities": (Entity, Entity.id),
+    "entity_aliases": (EntityAlias, EntityAlias.id),
+    "passages": (Passage, Passage.id),
 }
 
+# Vectors and word indexes are derived from the text exported beside them; they would only bloat the export.
+_DERIVED = ("embedding", "words")
 
-def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id")) -> dict[str, Any]:
+
+def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id", *_DERIVED)) -> dict[str, Any]:
     return {c.key: getattr(obj, c.key) for c in obj.__table__.columns if c.key not in skip}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from engine.cutting import BoundaryScores
 from engine.episodes import Episode, EpisodeState, Transition
@@ -20,6 +21,7 @@ from engine.episodes import acknowledge as engine_acknowledge
 from engine.facts import Fact
 from engine.traces import Trace, encoding_trace
 from store.models import BoundaryScore as BoundaryScoreRow
+from store.models import Entity as EntityRow
 from store.models import Episode as EpisodeRow
 from store.models import EpisodeTransition, NoteCall
 from store.models import Fact as FactRow
@@ -147,9 +149,16 @@ async def load_traces(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, counted_only: bool = True
 ) -> list[Trace]:
     """Traces in the order written; by default only counted ones, the only ones activation sums."""
+    # A fact merged into another (a restatement) lends it its traces: they count for the fact that stands.
+    merged = (
+        select(FactRow.fact_key, FactRow.merged_into)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.merged_into.is_not(None))
+        .subquery()
+    )
     query = (
-        select(TraceRow.at, TraceRow.score, TraceRow.counted, TraceRow.episode_key, TraceRow.fact_key,
-               TraceRow.encoding)
+        select(TraceRow.at, TraceRow.score, TraceRow.counted, TraceRow.episode_key,
+               func.coalesce(merged.c.merged_into, TraceRow.fact_key), TraceRow.encoding)
+        .outerjoin(merged, merged.c.fact_key == TraceRow.fact_key)
         .where(TraceRow.tenant_id == tenant_id, TraceRow.memory_pk == memory_pk)
         .order_by(TraceRow.id)
     )
@@ -178,17 +187,38 @@ async def add_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int, t
     return len(result.all())
 
 
-async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Fact]:
-    """Facts in force (not retired by a newer one), oldest first."""
-    rows = await session.execute(
-        select(FactRow)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.valid_to.is_(None))
+async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, block_only: bool = False) -> list[Fact]:
+    """Facts in force (neither retired nor merged into another), oldest first, their entities under the
+    canonical names the graph gives them (the names as written until the lane has resolved them).
+
+    `block_only`: just those the facts block can show, written against a leaving or sealed episode; a long
+    memory's other facts belong to forgotten episodes, and a decorate need not carry them."""
+    subject, obj = aliased(EntityRow), aliased(EntityRow)
+    # Columns, not rows: a fact row carries its vector and word index, which every decorate would decode.
+    query = (
+        select(FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
+               func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.episode_keys, FactRow.at,
+               FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with)
+        .outerjoin(subject, subject.id == FactRow.subject_entity_id)
+        .outerjoin(obj, obj.id == FactRow.object_entity_id)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.retired_at.is_(None),
+               FactRow.merged_into.is_(None))
         .order_by(FactRow.id)
     )
+    if block_only:
+        showing = (
+            select(func.array_agg(EpisodeRow.episode_key))
+            .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+                   EpisodeRow.state.in_((EpisodeState.LEAVING.value, EpisodeState.SEALED.value)))
+            .scalar_subquery()
+        )
+        query = query.where(FactRow.episode_keys.overlap(showing))
+    rows = await session.execute(query)
     return [
-        Fact(id=r.fact_key, note=r.note, subject=r.subject, object=r.object, milestone=r.milestone,
-             episode_ids=tuple(r.episode_keys), at=r.at, first_turn=r.first_turn, last_turn=r.last_turn)
-        for r in rows.scalars()
+        Fact(id=key, note=note, subject=subject_name, object=object_name, milestone=milestone,
+             episode_ids=tuple(episodes), at=at, first_turn=first, last_turn=last, source=source,
+             conflict_with=conflict)
+        for key, note, subject_name, object_name, milestone, episodes, at, first, last, source, conflict in rows
     ]
 
 
@@ -284,5 +314,5 @@ def add_facts(
             memory_pk=memory_pk, tenant_id=tenant_id, fact_key=fact.id, note=fact.note, subject=fact.subject,
             object=fact.object, milestone=fact.milestone, episode_keys=list(fact.episode_ids),
             first_turn=fact.first_turn, last_turn=fact.last_turn, at=fact.at, note_call_id=note_call_id,
-            valid_from=fact.at,
+            valid_from=fact.at, source=fact.source,
         ))

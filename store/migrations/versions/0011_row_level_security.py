@@ -1,7 +1,7 @@
 """Row-level security on every tenant table, and the role the gateway and worker act as (store/rls.py).
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 from store import rls
 
 revision = '0011'
-down_revision = '0009'
+down_revision = '0010'
 branch_labels = None
 depends_on = None
 

@@ -7,7 +7,7 @@ import hashlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +34,8 @@ class FakeOpenAI:
     base_url: str = ""
     script: list[Step] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Answers chat calls from their request when no scripted step says otherwise: a stand-in model.
+    answer: Callable[[dict[str, Any]], str] | None = None
 
     def plan(self, *steps: Step) -> None:
         self.script[:] = list(steps)
@@ -87,7 +89,8 @@ def _app(fake: FakeOpenAI) -> FastAPI:
         step, body = await next_step(request)
         if step.status != 200:
             return error(step)
-        message = {"role": "assistant", "content": step.content if step.content is not None else "{}"}
+        content = step.content if step.content is not None else fake.answer(body) if fake.answer else "{}"
+        message = {"role": "assistant", "content": content}
         return JSONResponse(
             {
                 "id": "chatcmpl-1",

@@ -74,7 +74,10 @@ def test_note_tool_shapes_share_the_design_schema() -> None:
         "subject": {"type": "string", "description": item["properties"]["subject"]["description"]},
         "object": {"type": "string", "description": item["properties"]["object"]["description"]},
         "milestone": {"type": "boolean", "description": item["properties"]["milestone"]["description"]},
+        "source": {"type": "string", "enum": ["user", "assistant", "tool"],
+                   "description": item["properties"]["source"]["description"]},
     }
+    assert "source" not in item["required"]  # optional: absent means unknown
     chat["function"]["parameters"]["required"].append("x")
     assert NOTE_PARAMETERS["required"] == ["notes"]
 

@@ -1,0 +1,128 @@
+"""The knowledge graph's rules, pure: how names fold into aliases, which name is canonical, and what a new
+fact does to the facts it is judged against (merge, retire, or stand beside them in conflict).
+
+The lane (`activities.graph`) asks the judge and applies these decisions; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "Action",
+    "Claim",
+    "Judged",
+    "Relation",
+    "fold",
+    "more_specific",
+    "plan_fact",
+    "specificity",
+]
+
+_SPACES = re.compile(r"\s+")
+_EDGES = " \t\n\"'`.,;:!?()[]{}"
+# Words that make a name longer without making it more specific.
+_FILLER = frozenset("the a an our my your their his her its this that".split())
+
+
+class Relation(StrEnum):
+    """What a newer fact does to an older one; mirrors the judge's verdicts."""
+
+    UNRELATED = "unrelated"
+    RESTATES = "restates"
+    UPDATES = "updates"
+    CONTRADICTS = "contradicts"
+
+
+def fold(name: str) -> str:
+    """The alias key of a name: case and spacing do not make another name."""
+    return _SPACES.sub(" ", name.strip(_EDGES)).lower()
+
+
+def specificity(name: str) -> tuple[int, int, int]:
+    """How much a name pins down: its proper-name and numbered words first, then its other words, then length."""
+    tokens = [t for t in _SPACES.split(name.strip(_EDGES)) if t and t.lower() not in _FILLER]
+    proper = sum(1 for t in tokens if t[:1].isupper() or any(c.isdigit() for c in t) or "_" in t or "-" in t)
+    return proper, len(tokens), len(name)
+
+
+def more_specific(current: str, candidate: str) -> str:
+    """The canonical of two names of one entity when neither is already used: the most specific."""
+    return candidate if specificity(candidate) > specificity(current) else current
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A fact as the graph's rules need it: its key, whose word it rests on, and any conflict it is in."""
+
+    key: str
+    source: str = "unknown"
+    conflict_with: str | None = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An older fact with the judge's verdict on what the new fact does to it."""
+
+    old: Claim
+    relation: Relation
+    score: float
+
+
+@dataclass(frozen=True)
+class Action:
+    """The plan for one new fact: merge it into a fact held, retire older ones, or hold a conflict open.
+
+    `retire` lists (old key, retired by key); `conflicts` the older user-stated facts the new one disputes;
+    `settled` the facts whose conflict ends because its other side is retired or restated.
+    """
+
+    merge_into: str | None = None
+    retire: tuple[tuple[str, str], ...] = ()
+    conflicts: tuple[str, ...] = ()
+    settled: tuple[str, ...] = ()
+    source_upgrade: bool = False  # the fact kept now rests on the user's word too
+
+
+def _disputes_user(old: Claim, new: Claim) -> bool:
+    # An assistant's inference does not silently overrule what the user said; a user's correction always wins.
+    return old.source == "user" and new.source == "assistant"
+
+
+def plan_fact(new: Claim, judged: Sequence[Judged]) -> Action:
+    """Decide what a new fact does, given verdicts on the current facts it was compared with."""
+    restated = [j for j in judged if j.relation is Relation.RESTATES and j.score >= 0.5]
+    # The fact that stands for the new one: itself, or the best fact it restates (ties to the oldest key order
+    # the caller gave, so a replay decides the same).
+    keep = max(restated, key=lambda j: j.score).old if restated else None
+    survivor = keep.key if keep else new.key
+    retire: list[tuple[str, str]] = []
+    conflicts: list[str] = []
+    settled: set[str] = set()
+    for j in judged:
+        if j.old.key == survivor or j.score < 0.5:
+            continue
+        if j.relation in (Relation.CONTRADICTS, Relation.UPDATES):
+            if _disputes_user(j.old, new):
+                conflicts.append(j.old.key)
+                continue
+            retire.append((j.old.key, survivor))
+            if j.old.conflict_with:
+                settled.add(j.old.conflict_with)
+    if keep is not None and keep.conflict_with and new.source == "user":
+        # The user restated one side of an open conflict: that side stands, the other retires.
+        other = keep.conflict_with
+        if other not in {key for key, _ in retire}:
+            retire.append((other, survivor))
+        settled.add(survivor)
+    retired = {key for key, _ in retire}
+    return Action(
+        merge_into=keep.key if keep else None,
+        retire=tuple(retire),
+        conflicts=tuple(conflicts) if keep is None else (),
+        settled=tuple(sorted(settled - retired)),
+        source_upgrade=keep is not None and new.source == "user" and keep.source != "user",
+    )

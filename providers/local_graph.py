@@ -1,0 +1,170 @@
+"""The embedded judge's graph judgments: is a name this entity, and what does a newer fact do to an older one.
+
+Both read the graph's structure, not only the sentences: an entity is judged with all its aliases (one
+definite clash, another surname or number, vetoes it); a fact is judged as a claim with its subject and
+object, so "Dana owns the checkout migration" then "Raj owns the checkout migration" (same relation and
+object, another subject) is a contradiction, and a changed number or date on the same relation moves it on.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from engine.graph import fold
+from providers.judge import ContradictionVerdict, EntityMention, FactClaim, FactRelation, SameEntityVerdict
+from providers.wording import _name_tokens, antonym_clash, containment, jaccard, name_relation, words
+
+__all__ = ["claim", "relation_of", "same_entity_of"]
+
+# Relations an entity can hold with many objects at once: another object adds, it does not replace.
+_MANY = frozenset("use like include support know speak mention attend join work read need want enjoy".split())
+# Words saying the value changed: the newer fact replaces the older one's object.
+_CHANGE = frozenset("moved move now changed change instead switched switch replaced replace rescheduled "
+                    "postponed pushed became become longer renamed reassigned handed took extended delayed "
+                    "shifted brought corrected actually".split())
+# Where work stands: two different ones on the same thing mean the milestone moved on.
+_STATUS = frozenset("blocked unblocked done finished complete completed started underway under way progress "
+                    "next pending approved rejected shipped launched merged deployed released cancelled "
+                    "paused resumed open closed waiting ready review drafted signed agreed decided".split())
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_MONTHS = ("january february march april may june july august september october november december "
+           "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_DATE_WORDS = frozenset(_WEEKDAYS + _MONTHS + "today tomorrow yesterday tonight week month quarter q1 q2 q3 q4"
+                        .split())
+_TOKEN = re.compile(r"[a-z0-9]+", re.IGNORECASE)
+_FILLER = frozenset("the a an our my your their his her its this that".split())
+
+
+def claim(item: str | FactClaim) -> FactClaim:
+    return item if isinstance(item, FactClaim) else FactClaim(note=item)
+
+
+def _confidence(margin: float) -> float:
+    return round(1.0 / (1.0 + math.exp(-margin)), 4)
+
+
+def _tokens(text: str) -> set[str]:
+    return {t.lower() for t in _TOKEN.findall(text)}
+
+
+def _name_words(name: str) -> list[str]:
+    return [t for t in _name_tokens(name) if t not in _FILLER]
+
+
+def _share_word(a: Sequence[str], b: Sequence[str]) -> bool:
+    """A word in common, or one the start of the other (Postgres, PostgreSQL; email, emails)."""
+    return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x))) for x in a for y in b)
+
+
+def _other_modifier(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Same head, other modifiers: "Berlin office" and "London office", "tax table" and "pricing table"."""
+    return len(a) >= 2 and len(b) >= 2 and a[-1] == b[-1] and not _share_word(a[:-1], b[:-1])
+
+
+def same_entity_of(left: EntityMention, right: EntityMention, similarity: float, threshold: float,
+                   scale: float) -> SameEntityVerdict:
+    """One name against an entity known by several: a definite clash vetoes, an alias or the same name accepts,
+    and otherwise meaning decides, trusted only when the names share a word."""
+    names_left = [left.name, *left.aliases]
+    names_right = [right.name, *right.aliases]
+    relations = {name_relation(a, b) for a in names_left for b in names_right}
+    # Two dates, days or numbers that differ are two values, however close they embed (Wednesday, Thursday).
+    clash = any(_values(a) and _values(b) and _values(a) != _values(b) for a in names_left for b in names_right)
+    if "conflict" in relations or clash:
+        return SameEntityVerdict(same=False, score=0.05)
+    if "same" in relations:
+        return SameEntityVerdict(same=True, score=0.99)
+    if "alias" in relations:
+        return SameEntityVerdict(same=True, score=max(0.75, _confidence((similarity - threshold) / scale)))
+    words_left = [_name_words(n) for n in names_left]
+    words_right = [_name_words(n) for n in names_right]
+    if any(_other_modifier(a, b) for a in words_left for b in words_right):
+        return SameEntityVerdict(same=False, score=0.15)
+    shared = any(_share_word(a, b) for a in words_left for b in words_right)
+    # Short names embed close whatever they name (Lisbon, Porto): without a shared word, only near-identity.
+    bar = threshold - scale if shared else max(threshold + 2 * scale, 0.85)
+    score = _confidence((similarity - bar) / max(scale, 1e-3) * 2)
+    return SameEntityVerdict(same=score >= 0.5, score=score)
+
+
+def _values(text: str) -> frozenset[str]:
+    """Numbers, dates and identifiers: the values a relation can change."""
+    found = {t for t in _tokens(text) if any(c.isdigit() for c in t) or t in _DATE_WORDS}
+    return frozenset(found)
+
+
+def _mentions(note: str, name: str) -> bool:
+    """Every word of the name is in the note: the entity is still spoken of."""
+    wanted, said = words(name), words(note)
+    need = wanted.content | wanted.numbers
+    return bool(need) and need <= said.content | said.numbers
+
+
+def _differs(a: str, b: str) -> bool:
+    if not a or not b:
+        return False
+    if fold(a) == fold(b):
+        return False
+    return name_relation(a, b) not in ("same", "alias")
+
+
+def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float, restate: float) -> \
+        ContradictionVerdict:
+    """What `new` does to `old`, from their words, their entities and how close they mean."""
+    a, b = words(old.note), words(new.note)
+    entities_a = words(f"{old.subject} {old.object}").content
+    entities_b = words(f"{new.subject} {new.object}").content
+    rel_a, rel_b = a.content - entities_a, b.content - entities_b
+    same_subject = bool(old.subject) and not _differs(old.subject, new.subject)
+    same_object = bool(old.object) and not _differs(old.object, new.object)
+    structured = bool(old.subject and new.subject)
+    overlap = jaccard(a.content, b.content)
+    same_topic = similarity >= topic or overlap >= 0.4 or (structured and (same_subject or same_object)
+                                                            and similarity >= topic - 0.15)
+    if not same_topic:
+        return ContradictionVerdict(FactRelation.UNRELATED, 0.8)
+    if (a.negations % 2) != (b.negations % 2) or antonym_clash(a, b):
+        return ContradictionVerdict(FactRelation.CONTRADICTS, 0.9)
+    values_a, values_b = _values(old.note), _values(new.note)
+    new_tokens = _tokens(new.note)
+    change_cue = bool(new_tokens & _CHANGE)
+    if structured and not same_subject and not same_object and not _mentions(new.note, old.subject) \
+            and not _mentions(new.note, old.object):
+        # Neither end shared: claims about other things, whatever their numbers.
+        return ContradictionVerdict(FactRelation.UNRELATED, 0.7)
+    swapped = not same_subject and _mentions(new.note, old.subject) or not same_object and \
+        _mentions(new.note, old.object)
+    if structured and same_subject != same_object and not swapped:
+        # One end kept, the other replaced: a substitution, unless the relation holds many at once.
+        # The same relation: the same words, or one side's words all in the other's (an adverb more).
+        kept_rel = jaccard(rel_a, rel_b) >= 0.5 or rel_a <= rel_b or rel_b <= rel_a or change_cue
+        many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
+        if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (new_tokens & _STATUS):
+            return ContradictionVerdict(FactRelation.UPDATES, 0.8)
+        if kept_rel and not many:
+            kind = FactRelation.UPDATES if values_a and values_b and values_a != values_b and not change_cue \
+                and not (values_a ^ values_b) & _DATE_WORDS else FactRelation.CONTRADICTS
+            return ContradictionVerdict(kind, 0.8)
+        return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
+    status_a, status_b = _tokens(old.note) & _STATUS, new_tokens & _STATUS
+    if status_a and status_b and status_a != status_b and (old.milestone or new.milestone):
+        return ContradictionVerdict(FactRelation.UPDATES, 0.8)
+    if values_a != values_b and values_b and values_a:
+        # Same relation, another number or date: progress (40% then 70%) or a move (Wednesday then Thursday).
+        kind = FactRelation.CONTRADICTS if change_cue or (values_a ^ values_b) & _DATE_WORDS else \
+            FactRelation.UPDATES
+        return ContradictionVerdict(kind, 0.8)
+    if change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
+        return ContradictionVerdict(FactRelation.CONTRADICTS, 0.7)
+    extra = containment(b.content, a.content)  # how much of the newer is already in the older
+    if len(b.content - a.content) >= 2 and containment(a.content, b.content) >= 0.75:
+        # The newer says all the older does and more: detail added, both stand.
+        return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
+    # Same two entities and nearly the same sentence: said again (an absolute bar, as a small batch has no spread).
+    again = structured and same_subject and same_object and similarity >= 0.85
+    if extra >= 0.75 or (min(restate, 0.85 if again else 1.0) <= similarity and extra >= 0.5):
+        return ContradictionVerdict(FactRelation.RESTATES, _confidence((similarity - topic) * 10))
+    # It adds detail, or says another thing about the same entities: both stand.
+    return ContradictionVerdict(FactRelation.UNRELATED, 0.6)

@@ -1,0 +1,145 @@
+"""Passages and the searches over facts and passages: by words (full text, plus trigrams so an identifier is
+found by its exact form), by meaning (HNSW over the embeddings), and both fused by reciprocal rank.
+
+Recall builds on these; they only rank, never decide what the model sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+from sqlalchemy import and_, case, cast, exists, func, literal, or_, select, text
+from sqlalchemy.dialects.postgresql import REGCONFIG, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.passages import PassageText
+from store.models import Episode as EpisodeRow
+from store.models import Fact as FactRow
+from store.models import Passage
+
+__all__ = [
+    "Hit",
+    "episodes_to_index",
+    "fuse",
+    "insert_passages",
+    "relax_vector_scan",
+    "search_meaning",
+    "search_words",
+]
+
+Kind = Literal["facts", "passages"]
+# An identifier: letters with digits, underscores, dots or dashes (ORD-55120, db-kestrel-9, flag_checkout_v3).
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za-z0-9]*")
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str
+    id: int
+    text: str
+    score: float
+    at: datetime
+
+
+async def episodes_to_index(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[tuple[str, int, int]]:
+    """(key, first seq, last seq) of sealed or forgotten episodes that have no passages yet."""
+    rows = await session.execute(
+        select(EpisodeRow.episode_key, EpisodeRow.first_seq, EpisodeRow.last_seq)
+        .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+               EpisodeRow.state.in_(["sealed", "forgotten"]),
+               ~exists().where(Passage.memory_pk == memory_pk, Passage.episode_key == EpisodeRow.episode_key))
+        .order_by(EpisodeRow.first_seq)
+    )
+    return [(key, first, last) for key, first, last in rows]
+
+
+async def insert_passages(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, episode_key: str, passages: Sequence[PassageText],
+    vectors: Any, at: datetime, language: str,
+) -> int:
+    if not passages:
+        return 0
+    values = [
+        {"memory_pk": memory_pk, "tenant_id": tenant_id, "episode_key": episode_key, "ordinal": p.ordinal,
+         "first_seq": p.first_seq, "last_seq": p.last_seq, "first_turn": p.first_turn, "last_turn": p.last_turn,
+         "text": p.text, "words": func.to_tsvector(cast(language, REGCONFIG), p.text),
+         "embedding": np.asarray(v, dtype=np.float32).tolist(), "at": at}
+        for p, v in zip(passages, vectors, strict=True)
+    ]
+    result = await session.execute(
+        insert(Passage).values(values)
+        .on_conflict_do_nothing(index_elements=["memory_pk", "episode_key", "ordinal"]).returning(Passage.id)
+    )
+    return len(result.all())
+
+
+def _table(kind: Kind) -> tuple[Any, Any, Any]:
+    if kind == "facts":
+        return FactRow, FactRow.note, and_(FactRow.merged_into.is_(None), FactRow.integrated_at.is_not(None))
+    return Passage, Passage.text, literal(True)
+
+
+async def search_words(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, query: str, kind: Kind = "facts",
+    language: str = "simple", limit: int = 20,
+) -> list[Hit]:
+    """Full-text matches ranked by `ts_rank`; identifiers in the query also match by their exact form."""
+    model, text_column, live = _table(kind)
+    tsquery = func.websearch_to_tsquery(cast(language, REGCONFIG), query)
+    identifiers = _IDENTIFIER.findall(query)
+    exact = [text_column.ilike(f"%{_escape(i)}%", escape="\\") for i in identifiers]
+    # An exact identifier counts more than any word rank (ts_rank stays well under 1).
+    rank: Any = func.ts_rank(model.words, tsquery)
+    for condition in exact:
+        rank = rank + case((condition, 1.0), else_=0.0)
+    rows = await session.execute(
+        select(model.id, text_column, rank.label("rank"), model.at)
+        .where(model.tenant_id == tenant_id, model.memory_pk == memory_pk, live,
+               or_(model.words.op("@@")(tsquery), *exact))
+        .order_by(rank.desc(), model.id.desc()).limit(limit)
+    )
+    return [Hit(kind, i, t, float(r), at) for i, t, r, at in rows]
+
+
+async def search_meaning(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, vector: Any, kind: Kind = "facts", limit: int = 20,
+) -> list[Hit]:
+    """Nearest by cosine over the HNSW index; the score is the similarity."""
+    model, text_column, live = _table(kind)
+    await relax_vector_scan(session)
+    distance = model.embedding.cosine_distance(np.asarray(vector, dtype=np.float32).tolist())
+    rows = await session.execute(
+        select(model.id, text_column, distance, model.at)
+        .where(model.tenant_id == tenant_id, model.memory_pk == memory_pk, live, model.embedding.is_not(None))
+        .order_by(distance).limit(limit)
+    )
+    return [Hit(kind, i, t, 1.0 - float(d), at) for i, t, d, at in rows]
+
+
+async def relax_vector_scan(session: AsyncSession) -> None:
+    """Let HNSW scans go on past their first candidates: every search filters to one memory, and without this
+    a memory's rows can sit behind other memories' nearer ones (pgvector 0.8 iterative scans)."""
+    await session.execute(text("SET LOCAL hnsw.iterative_scan = 'relaxed_order'"))
+
+
+def fuse(*rankings: Sequence[Hit], limit: int = 20) -> list[Hit]:
+    """Reciprocal rank fusion: a hit high in either list, or fair in both, comes first."""
+    scores: dict[tuple[str, int], float] = {}
+    first: dict[tuple[str, int], Hit] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking):
+            key = (hit.kind, hit.id)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+            first.setdefault(key, hit)
+    ordered = sorted(scores, key=lambda k: (-scores[k], k))
+    return [Hit(first[k].kind, first[k].id, first[k].text, round(scores[k], 6), first[k].at) for k in ordered[:limit]]
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
