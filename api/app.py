@@ -13,6 +13,7 @@ from api.errors import install_error_handlers
 from api.housekeeping import Housekeeping
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories
+from api.routes.inspect import install_inspector
 from api.routes.metrics import install_metrics
 from api.tenant_keys import TenantKeys
 from config.mechanism import mechanism_config
@@ -55,4 +56,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(memories.router)
+    install_inspector(app)
     return app

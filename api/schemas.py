@@ -128,6 +128,8 @@ class MemoryPublic(BaseModel):
     events: int
     facts: int
     last_user_message_at: str | None
+    # The facts block as the model sees it now (None when no sealed episode left facts).
+    facts_block: str | None = None
     note_ask: NoteAskPublic
     episodes: list[EpisodePublic]
 

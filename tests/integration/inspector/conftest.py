@@ -1,0 +1,65 @@
+"""A gateway for the inspector's tests (small ceiling, a Temporal UI address) and one memory grown through it.
+
+The memory is grown once per session, conversing until a fade has asked for a note and the answered episodes
+have sealed, so the API tests and the browser tests look at the same memory with several episode states.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from config.settings import Settings
+from tests.integration.conftest import ADMIN_TOKEN
+from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
+from tests.support import free_port, serve_gateway
+
+SMALL_CEILING = 8000
+TEMPORAL_UI = "http://127.0.0.1:9/temporal-ui"
+
+
+@dataclass(frozen=True)
+class Grown:
+    url: str
+    tenant_id: str
+    key: str
+    memory_id: str
+    other_key: str
+
+
+async def _tenant(http: httpx.AsyncClient, prefix: str) -> tuple[str, str]:
+    response = await http.post("/v1/admin/tenants", json={"name": f"{prefix}-{uuid.uuid4().hex}"},
+                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert response.status_code == 201, response.text
+    return response.json()["tenant_id"], response.json()["api_key"]
+
+
+@pytest.fixture(scope="session")
+async def inspect_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
+    small = settings.model_copy(update={"ceiling_tokens": SMALL_CEILING, "port": free_port(),
+                                        "temporal_ui_url": TEMPORAL_UI})
+    async with serve_gateway(small) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+async def grown(inspect_gateway: str) -> Grown:
+    """A memory that has faded: live episodes, and sealed (or leaving) ones whose note was asked."""
+    async with httpx.AsyncClient(base_url=inspect_gateway, timeout=60) as http:
+        tenant_id, key = await _tenant(http, "inspect")
+        _, other_key = await _tenant(http, "inspect-other")
+        agent = ScriptedAgent(http, key, "inspected-" + uuid.uuid4().hex[:6], ScriptedModel("chat"), SMALL_CEILING)
+        turn = await agent.until_asked()
+        for extra in range(1, 3):  # the answered note seals once its last turn is over
+            await agent.turn(turn + extra)
+    return Grown(inspect_gateway, tenant_id, key, agent.memory_id, other_key)
+
+
+@pytest.fixture
+async def inspect_http(inspect_gateway: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=inspect_gateway, timeout=60) as client:
+        yield client
