@@ -168,8 +168,10 @@ async function drawWindow(token) {
   if (token !== view.token) return;
   view.activation = data;
   const markers = data ? data.markers : [];
-  renderWindow($("timeline"), shown, markers, hover);
-  renderSignificance($("significance"), shown, new Map(shown.map((e) => [e.id, e.significance])), hover);
+  const next = all[view.start + shown.length];
+  const endTurn = next ? next.first_turn : view.state.turns + 1;
+  renderWindow($("timeline"), shown, markers, hover, endTurn);
+  renderSignificance($("significance"), shown, new Map(shown.map((e) => [e.id, e.significance])), hover, endTurn);
   if (data) renderActivation($("activation"), data, new Set(shown.map((e) => e.id)), $("log-scale").checked, hover);
 }
 

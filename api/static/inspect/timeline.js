@@ -40,17 +40,19 @@ function lanes(episodes) {
   });
 }
 
-export function turnScale(episodes, w) {
+// The window's turns: from its first episode to where the next window starts (or past the current turn, for the
+// latest window, so the fade a decorate of this turn made has its mark).
+export function turnScale(episodes, w, endTurn) {
   const lo = Math.min(...episodes.map((e) => e.first_turn));
-  const hi = Math.max(...episodes.map((e) => e.last_turn)) + 1;
+  const hi = Math.max(endTurn || 0, Math.max(...episodes.map((e) => e.last_turn)) + 1);
   const left = 40, right = w - 12;
   return { lo, hi, x: (turn) => left + ((turn - lo) / Math.max(hi - lo, 1)) * (right - left), left, right };
 }
 
-export function renderWindow(container, episodes, markers, hover) {
+export function renderWindow(container, episodes, markers, hover, endTurn) {
   clear(container);
   if (!episodes.length) return;
-  const w = width(container), scale = turnScale(episodes, w), lane = lanes(episodes);
+  const w = width(container), scale = turnScale(episodes, w, endTurn), lane = lanes(episodes);
   const height = TOP + LANE * (Math.max(...lane) + 1) + AXIS;
   const svg = s("svg", { viewBox: `0 0 ${w} ${height}`, height, role: "img",
     "aria-label": `${episodes.length} episodes, turns ${scale.lo} to ${scale.hi - 1}` });
@@ -66,9 +68,14 @@ export function renderWindow(container, episodes, markers, hover) {
   group.addEventListener("mousemove", (ev) => hover.move(ev));
   group.addEventListener("mouseout", () => hover.out());
   svg.append(group);
+  const cutTo = Math.max(...episodes.map((e) => e.last_turn)) + 1;
+  if (scale.hi > cutTo + 1) {  // turns after the window's last episode: not cut into episodes yet, or the next window's
+    svg.append(s("rect", { class: "uncut", x: scale.x(cutTo), y: TOP, width: scale.x(scale.hi) - scale.x(cutTo), height: LANE - 4 },
+      s("title", {}, `turns ${cutTo}–${scale.hi - 1}: not in this window's episodes`)));
+  }
   const marks = s("g", { class: "markers" });
   for (const m of markers) {
-    if (m.turn === null || m.turn < scale.lo || m.turn >= scale.hi) continue;
+    if (m.turn === null || m.turn < scale.lo || m.turn > scale.hi) continue;
     const x = scale.x(m.turn).toFixed(1);
     marks.append(s("line", { class: `marker ${m.reason}`, x1: x, x2: x, y1: 2, y2: height - AXIS,
       dataset: { reason: m.reason, turn: m.turn } },
@@ -91,10 +98,10 @@ function axis(scale, y, label) {
   return g;
 }
 
-export function renderSignificance(container, episodes, significance, hover) {
+export function renderSignificance(container, episodes, significance, hover, endTurn) {
   clear(container);
   if (!episodes.length) return;
-  const w = width(container), scale = turnScale(episodes, w), height = 44;
+  const w = width(container), scale = turnScale(episodes, w, endTurn), height = 44;
   const top = Math.max(1e-9, ...episodes.map((e) => significance.get(e.id) || 0));
   const svg = s("svg", { viewBox: `0 0 ${w} ${height}`, height, role: "img", "aria-label": "significance" });
   svg.append(s("text", { x: 2, y: 12 }, "significance"));

@@ -1,7 +1,8 @@
 """A gateway for the inspector's tests (small ceiling, a Temporal UI address) and one memory grown through it.
 
-The memory is grown once per session, conversing until a fade has asked for a note and the answered episodes
-have sealed, so the API tests and the browser tests look at the same memory with several episode states.
+The memory is grown once per session, a turn every three minutes (X-Lethe-Now) until a fade has asked for a
+note and the answered episodes have sealed, then a day of silence and a turn that sleeps: the API tests and the
+browser tests look at the same memory, with several episode states, a fade and a sleep.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -53,9 +55,24 @@ async def grown(inspect_gateway: str) -> Grown:
         tenant_id, key = await _tenant(http, "inspect")
         _, other_key = await _tenant(http, "inspect-other")
         agent = ScriptedAgent(http, key, "inspected-" + uuid.uuid4().hex[:6], ScriptedModel("chat"), SMALL_CEILING)
-        turn = await agent.until_asked()
-        for extra in range(1, 3):  # the answered note seals once its last turn is over
-            await agent.turn(turn + extra)
+        at = datetime.now(UTC) - timedelta(hours=30)
+
+        async def turn(number: int, after: timedelta) -> None:
+            nonlocal at
+            at += after
+            await agent.turn(number, headers={"X-Lethe-Now": at.isoformat()})
+
+        number = 0
+        while not any(d["note_ask_turns"] for d in agent.decorations):
+            number += 1
+            assert number <= 200, "never asked for a note"
+            await turn(number, timedelta(minutes=3))
+        for _ in range(2):  # the answered note seals once its last turn is over
+            number += 1
+            await turn(number, timedelta(minutes=3))
+        await turn(number + 1, timedelta(hours=25))  # a day of silence: this turn sleeps
+        for extra in range(2, 4):  # and what it asked about seals
+            await turn(number + extra, timedelta(minutes=3))
     return Grown(inspect_gateway, tenant_id, key, agent.memory_id, other_key)
 
 

@@ -97,6 +97,8 @@ async def test_activation_ends_where_the_memory_state_is_now(inspect_http: httpx
             assert (value is None) == (datetime.fromisoformat(moment) < born)
     fades = [m for m in body["markers"] if m["reason"] == "fade"]
     assert fades and all(m["turn"] >= 1 and m["episodes"] >= 1 for m in fades)
+    sleeps = [m for m in body["markers"] if m["reason"] == "sleep"]
+    assert len(sleeps) == 1 and sleeps[0]["turn"] > fades[0]["turn"]
 
 
 async def test_activation_windows_episodes_by_turn(inspect_http: httpx.AsyncClient, grown: Grown) -> None:
