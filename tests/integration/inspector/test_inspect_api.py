@@ -165,3 +165,12 @@ async def test_the_page_and_its_files_ship_with_the_gateway(http: httpx.AsyncCli
         asset = await http.get(src)
         assert asset.status_code == 200 and asset.headers["content-security-policy"] == policy
     assert "http" not in page.text.replace("http-equiv", "").replace("http://www.w3.org", "")
+
+
+async def test_the_inspector_calls_are_in_the_openapi_document(http: httpx.AsyncClient) -> None:
+    paths = (await http.get("/openapi.json")).json()["paths"]
+    for path in ("/v1/memories", "/v1/memories/{memory_id}/activation", "/v1/memories/{memory_id}/facts",
+                 "/v1/memories/{memory_id}/workflow"):
+        assert "get" in paths[path], path
+    assert {p["name"] for p in paths["/v1/memories/{memory_id}/activation"]["get"]["parameters"]} >= {
+        "from", "to", "points", "first_turn", "last_turn", "limit"}
