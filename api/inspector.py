@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from engine.errors import InvalidInput
 from engine.timeline import activation_series, sample_times, span
-from engine.traces import significance
+from engine.traces import Trace, significance
 from store.db import Database
 from store.repositories import inspection, mechanism, memories
 from workflows.memory import workflow_id
@@ -80,30 +80,30 @@ async def activation(
     first_turn: int | None,
     last_turn: int | None,
     limit: int,
+    newest: bool = False,
 ) -> dict[str, Any]:
     """Activation of the episodes overlapping [first_turn, last_turn] at `points` moments, their significance,
     and the fades and sleeps, so a plot can show why each episode left when it did."""
     async with db.session() as session:
         memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
-        traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id)
+        chosen = [e for e in episodes if (first_turn is None or e.last_turn >= first_turn)
+                  and (last_turn is None or e.first_turn <= last_turn)]
+        shown = chosen[-limit:] if newest else chosen[:limit]
+        traces = await inspection.episode_traces(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                                 episode_keys=[e.id for e in shown])
         marks = await inspection.markers(session, tenant_id=tenant_id, memory_pk=memory.id)
     # The memory's own time never goes backwards: a memory grown with X-Lethe-Now is plotted up to its time.
     now = max(now, memory.clock or now)
-    chosen = [e for e in episodes
-              if (first_turn is None or e.last_turn >= first_turn) and (last_turn is None or e.first_turn <= last_turn)]
-    shown = chosen[:limit]
     natural_start, natural_end = span(shown, now)
     start, end = start or natural_start, end or natural_end
     if end < start:
         raise InvalidInput("from must be before to", field="from")
     times = sample_times(start, end, points)
-    ids = {e.id for e in shown}
-    own: dict[str, list[Any]] = defaultdict(list)
+    own: dict[str, list[Trace]] = defaultdict(list)
     for trace in traces:
-        if trace.episode_id in ids:
-            own[trace.episode_id].append(trace)
-    series = activation_series(shown, [t for key in ids for t in own[key]], times)
+        own[trace.episode_id or ""].append(trace)
+    series = activation_series(shown, traces, times)
     return {
         "memory_id": memory.memory_id,
         "now": now.isoformat(),

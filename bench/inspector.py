@@ -91,6 +91,22 @@ def grow(client: httpx.Client, episodes: int, batch: int) -> dict[str, Any]:
     return state
 
 
+def endpoint_times(client: httpx.Client, repeats: int = 5) -> dict[str, float]:
+    """Median server-side time (`Server-Timing`) of each call the page makes when it opens the memory."""
+    base = f"/v1/memories/{MEMORY}"
+    calls = {"memory": base, "facts": f"{base}/facts", "workflow": f"{base}/workflow",
+             "activation": f"{base}/activation?newest=true&limit=150&points=120", "export": f"{base}/export"}
+    times = {}
+    for name, path in calls.items():
+        samples = []
+        for _ in range(repeats):
+            response = client.get(path)
+            response.raise_for_status()
+            samples.append(float(response.headers["Server-Timing"].split("dur=")[1]))
+        times[name] = round(statistics.median(samples), 1)
+    return times
+
+
 # Long tasks are recorded from the first byte: the page's own work, not the benchmark's, is what is timed.
 INIT = """
 sessionStorage.setItem('lethe.apiKey', %s);
@@ -143,6 +159,7 @@ def main() -> None:
             state = grow(client, args.episodes, args.batch)
             grow_s = time.monotonic() - started
             export_bytes = len(client.get(f"/v1/memories/{MEMORY}/export").content)
+            server_ms = endpoint_times(client)
         runs = asyncio.run(time_loads(url, key, args.loads))
     finally:
         proc.send_signal(signal.SIGINT)
@@ -166,10 +183,12 @@ def main() -> None:
         "complete_s": {"median": round(statistics.median(r["complete_s"] for r in warm), 3),
                        "max": max(r["complete_s"] for r in warm)},
         "longest_task_ms": max(r["longest_task_ms"] for r in runs),
+        "server_ms_median": server_ms,
         "target_ready_s": 2.0, "runs": runs, "machine": {"cpus": os.cpu_count()},
     }
     print(f"{result['episodes']} episodes {counts}, {result['messages']} messages, {result['facts']} facts "
           f"(grown in {result['grow_seconds']} s; export {export_bytes / 1e6:.1f} MB)")
+    print(f"server time per call (median ms): {server_ms}")
     print(f"first load: ready {runs[0]['ready_s']} s, complete {runs[0]['complete_s']} s")
     print(f"warm loads ({len(warm)}): ready median {result['ready_s']['median']} s max {result['ready_s']['max']} s; "
           f"complete median {result['complete_s']['median']} s; longest main-thread task "

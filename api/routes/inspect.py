@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, Query
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import inspector
 from api.deps import ClockDep, DatabaseDep, MemoryIdDep, SettingsDep, TenantDep
@@ -62,12 +62,13 @@ async def activation(
     first_turn: Annotated[int | None, Query(ge=0)] = None,
     last_turn: Annotated[int | None, Query(ge=0)] = None,
     limit: Annotated[int, Query(ge=1, le=inspector.MAX_EPISODES)] = 300,
+    newest: bool = False,
 ) -> dict[str, Any]:
-    """Each episode's activation over time (the episodes overlapping the turn range), its significance, and
-    the memory's fades and sleeps."""
+    """Each episode's activation over time (the episodes overlapping the turn range, the oldest `limit` of them,
+    or the newest with `newest=true`), its significance, and the memory's fades and sleeps."""
     return await inspector.activation(
         db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now, start=_time(from_, "from"),
-        end=_time(to, "to"), points=points, first_turn=first_turn, last_turn=last_turn, limit=limit,
+        end=_time(to, "to"), points=points, first_turn=first_turn, last_turn=last_turn, limit=limit, newest=newest,
     )
 
 
@@ -93,7 +94,7 @@ class _Policy:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def with_headers(message: dict[str, Any]) -> None:
+        async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", [])
                 message["headers"] = [*message["headers"], (b"content-security-policy", CSP.encode()),

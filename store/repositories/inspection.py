@@ -5,6 +5,7 @@ Read-only; every query is scoped by `tenant_id=` like the rest of the store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -13,11 +14,13 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.episodes import EpisodeState
+from engine.traces import Trace
 from store.models import Decoration, EpisodeTransition, Memory
 from store.models import Episode as EpisodeRow
 from store.models import Fact as FactRow
+from store.models import Trace as TraceRow
 
-__all__ = ["MARKER_REASONS", "Marker", "MemorySummary", "fact_rows", "list_memories", "markers"]
+__all__ = ["MARKER_REASONS", "Marker", "MemorySummary", "episode_traces", "fact_rows", "list_memories", "markers"]
 
 # Transitions worth a mark on the timeline: what a fade or a sleep did, and the ceiling sealing without facts.
 MARKER_REASONS = ("fade", "sleep", "ceiling")
@@ -142,3 +145,20 @@ async def markers(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> l
         .order_by(EpisodeTransition.at, EpisodeTransition.reason)
     )
     return [Marker(reason=reason, at=at, turn=t, episodes=count) for reason, at, t, count in rows]
+
+
+async def episode_traces(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, episode_keys: Sequence[str]
+) -> list[Trace]:
+    """The counted traces of these episodes only: a plot of a window need not read the whole memory's."""
+    if not episode_keys:
+        return []
+    rows = await session.execute(
+        select(TraceRow.at, TraceRow.score, TraceRow.counted, TraceRow.episode_key, TraceRow.fact_key,
+               TraceRow.encoding)
+        .where(TraceRow.tenant_id == tenant_id, TraceRow.memory_pk == memory_pk, TraceRow.counted,
+               TraceRow.episode_key.in_(list(episode_keys)))
+        .order_by(TraceRow.id)
+    )
+    return [Trace(at=at, score=score, counted=counted, episode_id=episode, fact_id=fact, encoding=encoding)
+            for at, score, counted, episode, fact, encoding in rows]

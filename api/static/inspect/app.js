@@ -8,6 +8,7 @@ import { renderSummary, renderNoteAsk, renderFactsBlock, renderGraph, renderReca
 
 const WINDOW = 150;           // episodes drawn at once: the timeline stays light at ten thousand
 const EXPORT_AUTO_LIMIT = 20000; // messages; a larger export is loaded on request only
+const POINTS = 120;           // moments per activation line
 
 const view = { token: 0, memory: null, state: null, facts: [], exported: null, start: 0, activation: null,
   cursor: null, filter: "" };
@@ -89,6 +90,9 @@ async function openMemory(id) {
   show($("memory-none"), false);
   show($("memory-error"), false);
   let state, facts, workflow;
+  // The first window is the newest episodes: its activation is asked for at once, beside the memory itself.
+  const firstWindow = call(`${memoryPath(id)}/activation?newest=true&limit=${WINDOW}&points=${POINTS}`);
+  firstWindow.catch(() => {});
   try {
     [state, facts, workflow] = await Promise.all([
       call(memoryPath(id)), call(`${memoryPath(id)}/facts`), call(`${memoryPath(id)}/workflow`)]);
@@ -110,7 +114,7 @@ async function openMemory(id) {
   renderGraph(view.facts, null, $("graph-search").value);
   show($("memory-body"), true);
   view.start = Math.max(0, state.episodes.length - WINDOW);
-  await drawWindow(token);
+  await drawWindow(token, firstWindow);
   if (token !== view.token) return;
   document.body.dataset.ready = "yes";
   loadExport(token, state.messages <= EXPORT_AUTO_LIMIT);
@@ -141,7 +145,7 @@ function windowEpisodes() {
   return view.state.episodes.slice(view.start, view.start + WINDOW);
 }
 
-async function drawWindow(token) {
+async function drawWindow(token, prefetched) {
   const all = view.state.episodes, shown = windowEpisodes();
   $("window-label").textContent = all.length
     ? `episodes ${view.start + 1}–${view.start + shown.length} of ${all.length}` : "no episodes yet (history not cut)";
@@ -159,7 +163,8 @@ async function drawWindow(token) {
   const first = Math.min(...shown.map((e) => e.first_turn)), last = Math.max(...shown.map((e) => e.last_turn));
   let data;
   try {
-    data = await call(`${memoryPath(view.memory)}/activation?first_turn=${first}&last_turn=${last}&limit=${WINDOW * 2}&points=120`);
+    data = await (prefetched
+      || call(`${memoryPath(view.memory)}/activation?first_turn=${first}&last_turn=${last}&limit=${WINDOW * 2}&points=${POINTS}`));
   } catch (error) {
     if (token !== view.token) return;
     clear($("activation")).append(h("p", { class: "error" }, `Could not compute activation: ${describe(error)}`));

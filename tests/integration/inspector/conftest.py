@@ -7,6 +7,7 @@ browser tests look at the same memory, with several episode states, a fade and a
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ class Grown:
     key: str
     memory_id: str
     other_key: str
+    # A memory of the same tenant whose model ignores the note ask: it stays pending.
+    pending_id: str
 
 
 async def _tenant(http: httpx.AsyncClient, prefix: str) -> tuple[str, str]:
@@ -48,32 +51,42 @@ async def inspect_gateway(settings: Settings, worker: None) -> AsyncIterator[str
         yield url
 
 
+async def _converse(agent: ScriptedAgent, *, sleep: bool) -> None:
+    """A turn every three minutes until a note ask; then, if `sleep`, the turns that seal it and a day of silence."""
+    at = datetime.now(UTC) - timedelta(hours=30)
+
+    async def turn(number: int, after: timedelta) -> None:
+        nonlocal at
+        at += after
+        await agent.turn(number, headers={"X-Lethe-Now": at.isoformat()})
+
+    number = 0
+    while not any(d["note_ask_turns"] for d in agent.decorations):
+        number += 1
+        assert number <= 200, "never asked for a note"
+        await turn(number, timedelta(minutes=3))
+    if not sleep:
+        return
+    for _ in range(2):  # the answered note seals once its last turn is over
+        number += 1
+        await turn(number, timedelta(minutes=3))
+    await turn(number + 1, timedelta(hours=25))  # a day of silence: this turn sleeps
+    for extra in range(2, 4):  # and what it asked about seals
+        await turn(number + extra, timedelta(minutes=3))
+
+
 @pytest.fixture(scope="session")
 async def grown(inspect_gateway: str) -> Grown:
-    """A memory that has faded: live episodes, and sealed (or leaving) ones whose note was asked."""
+    """A memory that has faded and slept (live, sealed and forgotten episodes), and one whose note ask waits."""
     async with httpx.AsyncClient(base_url=inspect_gateway, timeout=60) as http:
         tenant_id, key = await _tenant(http, "inspect")
         _, other_key = await _tenant(http, "inspect-other")
-        agent = ScriptedAgent(http, key, "inspected-" + uuid.uuid4().hex[:6], ScriptedModel("chat"), SMALL_CEILING)
-        at = datetime.now(UTC) - timedelta(hours=30)
-
-        async def turn(number: int, after: timedelta) -> None:
-            nonlocal at
-            at += after
-            await agent.turn(number, headers={"X-Lethe-Now": at.isoformat()})
-
-        number = 0
-        while not any(d["note_ask_turns"] for d in agent.decorations):
-            number += 1
-            assert number <= 200, "never asked for a note"
-            await turn(number, timedelta(minutes=3))
-        for _ in range(2):  # the answered note seals once its last turn is over
-            number += 1
-            await turn(number, timedelta(minutes=3))
-        await turn(number + 1, timedelta(hours=25))  # a day of silence: this turn sleeps
-        for extra in range(2, 4):  # and what it asked about seals
-            await turn(number + extra, timedelta(minutes=3))
-    return Grown(inspect_gateway, tenant_id, key, agent.memory_id, other_key)
+        suffix = uuid.uuid4().hex[:6]
+        agent = ScriptedAgent(http, key, f"inspected-{suffix}", ScriptedModel("chat"), SMALL_CEILING)
+        ignoring = ScriptedAgent(http, key, f"pending-{suffix}", ScriptedModel("chat", answers_notes=False),
+                                 SMALL_CEILING)
+        await asyncio.gather(_converse(agent, sleep=True), _converse(ignoring, sleep=False))
+    return Grown(inspect_gateway, tenant_id, key, agent.memory_id, other_key, ignoring.memory_id)
 
 
 @pytest.fixture

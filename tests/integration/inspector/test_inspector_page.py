@@ -19,6 +19,7 @@ PANELS = ["panel-summary", "panel-timeline", "panel-activation", "panel-facts-bl
 
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     async with chromium() as running:
         yield running
 
@@ -74,6 +75,7 @@ async def test_the_page_shows_the_memory_the_api_describes(page: Page, grown: Gr
     card = await page.text_content("#tooltip")
     assert f"turns {left['first_turn']}–{left['last_turn']}" in card
     assert "facts written for it (" in card
+    await page.screenshot(path=SCREENSHOTS / "hover.png")
 
     graph_rows = await page.locator("#graph-table tbody tr").count()
     assert graph_rows >= state["facts"] > 0
@@ -83,7 +85,6 @@ async def test_the_page_shows_the_memory_the_api_describes(page: Page, grown: Gr
     assert "None yet" in await page.text_content("#recall")
     assert (await page.get_attribute("#workflow-link", "href")).endswith(grown.memory_id)
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     await page.mouse.move(0, 0)
     for panel in PANELS:
         await page.locator(f"#{panel}").screenshot(path=SCREENSHOTS / f"{panel}.png")
@@ -113,3 +114,18 @@ async def test_another_tenants_memory_shows_an_error_not_data(page: Page, grown:
     assert await page.locator("#timeline rect.episode").count() == 0
     assert await page.text_content("#facts-block") in ("", None)
     await page.screenshot(path=SCREENSHOTS / "other-tenant.png")
+
+
+async def test_a_pending_note_ask_shows_its_turns_and_how_long_it_has_waited(page: Page, grown: Grown) -> None:
+    async with httpx.AsyncClient(base_url=grown.url) as http:
+        ask = (await http.get(f"/v1/memories/{grown.pending_id}",
+                              headers={"Authorization": f"Bearer {grown.key}"})).json()["note_ask"]
+    assert ask["pending"]
+    await _sign_in(page, grown.url, grown.key)
+    await page.click(f"#memories li[data-memory='{grown.pending_id}']")
+    await page.wait_for_selector("body[data-ready=yes]")
+    said = await page.text_content("#note-ask-state")
+    assert f"turns {ask['turns'][0]}–{ask['turns'][1]}" in said and f"asked {ask['asks']} time" in said
+    assert "h" in await page.text_content("#note-ask-waited")  # asked about 30 hours ago, by the memory's clock
+    assert await page.locator("#memories li[data-memory] .meta", has_text="note ask pending").count() == 1
+    await page.locator("#panel-summary").screenshot(path=SCREENSHOTS / "note-ask-pending.png")
