@@ -6,10 +6,10 @@ const COLOURS = { live: "#2e7d32", leaving: "#ef9a00", sealed: "#1e63b8", forgot
 const LANE = 22, TOP = 16, AXIS = 22;
 
 export function renderOverview(canvas, episodes, range, onPick) {
-  const w = width(canvas.parentElement), ratio = window.devicePixelRatio || 1;
+  // The stylesheet sizes the canvas to its card; its pixels follow that size.
+  const w = width(canvas), ratio = window.devicePixelRatio || 1;
   canvas.width = w * ratio;
   canvas.height = 28 * ratio;
-  canvas.style.width = `${w}px`;
   const ctx = canvas.getContext("2d");
   ctx.scale(ratio, ratio);
   ctx.clearRect(0, 0, w, 28);
@@ -101,14 +101,14 @@ function axis(scale, y, label) {
 export function renderSignificance(container, episodes, significance, hover, endTurn) {
   clear(container);
   if (!episodes.length) return;
-  const w = width(container), scale = turnScale(episodes, w, endTurn), height = 44;
+  const w = width(container), scale = turnScale(episodes, w, endTurn), height = 56;
   const top = Math.max(1e-9, ...episodes.map((e) => significance.get(e.id) || 0));
   const svg = s("svg", { viewBox: `0 0 ${w} ${height}`, height, role: "img", "aria-label": "significance" });
   svg.append(s("text", { x: 2, y: 12 }, "significance"));
   const g = s("g", { class: "bars" });
   for (const e of episodes) {
     const value = significance.get(e.id) || 0, x0 = scale.x(e.first_turn), x1 = scale.x(e.last_turn + 1);
-    const bar = Math.max(1, (value / top) * (height - 8));
+    const bar = Math.max(1, (value / top) * (height - 16));
     g.append(s("rect", { class: "bar", x: x0.toFixed(1), y: (height - bar).toFixed(1),
       width: Math.max(x1 - x0 - 1, 1).toFixed(1), height: bar.toFixed(1), dataset: { episode: e.id } }));
   }

@@ -21,7 +21,7 @@ from tests.integration.conftest import ADMIN_TOKEN
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.support import free_port, serve_gateway
 
-SMALL_CEILING = 8000
+SMALL_CEILING = 4000
 TEMPORAL_UI = "http://127.0.0.1:9/temporal-ui"
 
 
