@@ -12,7 +12,8 @@ with a day of silence now and then so sleeps happen too; the scripted model answ
 
     .venv/bin/python bench/inspector.py [--episodes 1000] [--loads 7] [--ceiling 8000]
 
-Prints the figures and writes bench/results/inspector.json; the target is ready in under 2 s at 1k episodes.
+Prints the figures and writes them into bench/results/inspector.json under the episode count; the target is
+ready in under 2 s at 1k episodes. `--episodes 10000 --batch 12 --no-notes` checks that 10k stay responsive.
 """
 
 from __future__ import annotations
@@ -52,9 +53,9 @@ def _turn(turn: int) -> list[dict[str, Any]]:
             {"role": "assistant", "content": f"LTH-{turn} is with Dana, {turn * 17} units. " + WORDS * 5}]
 
 
-def _reply(turn: int, answer: dict[str, Any]) -> dict[str, Any]:
+def _reply(turn: int, answer: dict[str, Any], notes: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": f"LTH-{turn} is with Dana. " + WORDS * 5}
-    if answer["note_ask_turns"]:
+    if answer["note_ask_turns"] and notes:
         first, last = answer["note_ask_turns"]
         notes = [{"note": f"Turns {first}-{last} moved ticket LTH-{first} to {first * 17} units.",
                   "subject": f"ticket LTH-{first}", "object": f"{first * 17} units", "milestone": first % 10 == 0}]
@@ -63,7 +64,7 @@ def _reply(turn: int, answer: dict[str, Any]) -> dict[str, Any]:
     return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
 
 
-def grow(client: httpx.Client, episodes: int, batch: int) -> dict[str, Any]:
+def grow(client: httpx.Client, episodes: int, batch: int, notes: bool) -> dict[str, Any]:
     """Converse until the memory holds `episodes` episodes; returns its state."""
     at = datetime.now(UTC) - timedelta(days=90)
     turn, calls, started = 0, 0, time.monotonic()
@@ -81,8 +82,9 @@ def grow(client: httpx.Client, episodes: int, batch: int) -> dict[str, Any]:
                                 json={"model": "gpt-4o-mini", "messages": history})
         decorated.raise_for_status()
         answer = decorated.json()
+        reply = _reply(turn, answer, notes)
         client.post(f"/v1/memories/{MEMORY}/report", headers=now,
-                    json={"decorate_id": answer["decorate_id"], "response": _reply(turn, answer)}).raise_for_status()
+                    json={"decorate_id": answer["decorate_id"], "response": reply}).raise_for_status()
         calls += 1
         if calls % 25 == 0:
             state = client.get(f"/v1/memories/{MEMORY}").json()
@@ -147,6 +149,9 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=7)
     parser.add_argument("--ceiling", type=int, default=8000)
     parser.add_argument("--batch", type=int, default=3, help="turns sent per decorate while growing")
+    parser.add_argument("--no-notes", action="store_true",
+                        help="the model ignores every note ask (episodes seal without facts at the ceiling), so the "
+                             "lane judges no fact against thousands of episodes: for growing 10k episodes quickly")
     args = parser.parse_args()
 
     data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-inspector-"))
@@ -156,7 +161,7 @@ def main() -> None:
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600) as client:
             started = time.monotonic()
-            state = grow(client, args.episodes, args.batch)
+            state = grow(client, args.episodes, args.batch, notes=not args.no_notes)
             grow_s = time.monotonic() - started
             export_bytes = len(client.get(f"/v1/memories/{MEMORY}/export").content)
             server_ms = endpoint_times(client)
@@ -175,7 +180,8 @@ def main() -> None:
         counts[episode["state"]] = counts.get(episode["state"], 0) + 1
     result = {
         "episodes": len(state["episodes"]), "by_state": counts, "messages": state["messages"],
-        "facts": state["facts"], "ceiling": args.ceiling, "grow_seconds": round(grow_s, 1),
+        "facts": state["facts"], "ceiling": args.ceiling, "notes_answered": not args.no_notes,
+        "grow_seconds": round(grow_s, 1),
         "export_bytes": export_bytes, "browser": "Debian chromium (/usr/bin/chromium), headless",
         "first_load": runs[0],
         "ready_s": {"median": round(statistics.median(r["ready_s"] for r in warm), 3),
@@ -194,7 +200,11 @@ def main() -> None:
           f"complete median {result['complete_s']['median']} s; longest main-thread task "
           f"{result['longest_task_ms']} ms (target: ready under 2 s)")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "inspector.json").write_text(json.dumps(result, indent=2) + "\n")
+    path = RESULTS / "inspector.json"
+    kept = json.loads(path.read_text()) if path.exists() else {}
+    kept = kept if "by_episodes" in kept else {"by_episodes": {}}
+    kept["by_episodes"][str(args.episodes)] = result
+    path.write_text(json.dumps(kept, indent=2) + "\n")
 
 
 if __name__ == "__main__":
