@@ -72,7 +72,8 @@ async def _score(ctx: HotPath, *, tenant_id: str, memory_id: str, units: list[Sc
     scores = {(u.first_seq, u.last_seq): BoundaryScores(first=v.start, last=v.end)
               for u, v in zip(units, verdicts, strict=True) if not u.context_only}
     async with ctx.db.session() as session, session.begin():
-        memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+        # Created if new: a new memory's first decorate (an imported transcript) rolled back its own insert.
+        memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         await mechanism.save_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id, scores=scores,
                                              judge=type(ctx.judge).__name__)
 

@@ -80,7 +80,8 @@ def grow(client: httpx.Client, episodes: int, batch: int, notes: bool) -> dict[s
         now = {"X-Lethe-Now": at.isoformat()}
         decorated = client.post(f"/v1/memories/{MEMORY}/decorate", headers=now,
                                 json={"model": "gpt-4o-mini", "messages": history})
-        decorated.raise_for_status()
+        if decorated.status_code != 200:
+            raise SystemExit(f"decorate at turn {turn}: {decorated.status_code} {decorated.text[:500]}")
         answer = decorated.json()
         reply = _reply(turn, answer, notes)
         client.post(f"/v1/memories/{MEMORY}/report", headers=now,
