@@ -125,6 +125,7 @@ async function loadExport(token, automatic) {
     const button = h("button", { type: "button" }, `Load the export (${view.state.messages} messages) for recall blocks, entities and turn texts`);
     button.onclick = () => loadExport(token, true);
     renderRecall(null, button);
+    document.body.dataset.exported = "deferred";
     return;
   }
   renderRecall(null);
@@ -137,6 +138,8 @@ async function loadExport(token, automatic) {
   } catch (error) {
     if (token !== view.token) return;
     clear($("recall")).append(h("p", { class: "error" }, `Could not load the export: ${describe(error)}`));
+    document.body.dataset.exported = "failed";
+    return;
   }
   document.body.dataset.exported = "yes";
 }
