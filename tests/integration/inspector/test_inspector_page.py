@@ -75,6 +75,7 @@ async def test_the_page_shows_the_memory_the_api_describes(page: Page, grown: Gr
     card = await page.text_content("#tooltip")
     assert f"turns {left['first_turn']}–{left['last_turn']}" in card
     assert "facts written for it (" in card
+    assert f"{left['first_turn']}: Turn {left['first_turn']}: about the" in card  # what the user said, from the export
     await page.screenshot(path=SCREENSHOTS / "hover.png")
 
     graph_rows = await page.locator("#graph-table tbody tr").count()
