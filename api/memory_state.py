@@ -11,9 +11,11 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from engine.blocks.facts_block import render_facts_block
+from engine.decorate import facts_in_block
 from engine.episodes import EpisodeState
 from engine.lane_names import workflow_id
-from engine.traces import episode_activations, significance
+from engine.traces import episode_activations, fact_activations, significance
 from store.db import Database
 from store.repositories import export, graph, mechanism, memories
 
@@ -36,6 +38,13 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
         counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
     activations = episode_activations(episodes, traces, now)
+    by_episode: dict[str, list[Any]] = {}
+    for trace in traces:  # grouped once: a scan per episode is quadratic at thousands of episodes
+        if trace.episode_id is not None:
+            by_episode.setdefault(trace.episode_id, []).append(trace)
+    sealed = frozenset(e.id for e in episodes if e.state is EpisodeState.SEALED)
+    facts_block = render_facts_block(facts_in_block(facts, sealed),
+                                     fact_activations([f.id for f in facts], traces, now))
     awaiting = [r for r in rows if r.state == EpisodeState.LEAVING.value and not r.facts_written]
     asked = [r.asked_at for r in awaiting if r.asked_at]
     return {
@@ -48,6 +57,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         "facts": len(facts),
         "graph": counts,
         "last_user_message_at": _iso(memory.last_user_message_at),
+        "facts_block": facts_block,
         "note_ask": {
             "pending": bool(awaiting),
             "turns": [min(r.first_turn for r in awaiting), max(r.last_turn for r in awaiting)] if awaiting else None,
@@ -60,7 +70,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
                 "first_seq": row.first_seq, "last_seq": row.last_seq, "tokens": row.tokens,
                 "facts_written": row.facts_written, "sealed_without_facts": row.sealed_without_facts,
                 "activation": round(activations[row.episode_key], 6),
-                "significance": round(significance(t for t in traces if t.episode_id == row.episode_key), 6),
+                "significance": round(significance(by_episode.get(row.episode_key, ())), 6),
             }
             for row in rows
         ],

@@ -154,6 +154,8 @@ class MemoryPublic(BaseModel):
     facts: int
     graph: GraphPublic
     last_user_message_at: str | None
+    # The facts block as the model sees it now (None when no sealed episode left facts).
+    facts_block: str | None = None
     note_ask: NoteAskPublic
     episodes: list[EpisodePublic]
 

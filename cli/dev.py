@@ -63,14 +63,20 @@ async def _wait_for_temporal(settings: Settings, proc: subprocess.Popen[bytes], 
     raise RuntimeError("the Temporal dev server did not answer within 60 s")
 
 
+def _temporal_ui_url(settings: Settings) -> str:
+    """The UI `lethe dev` starts beside its Temporal dev server, unless LETHE_TEMPORAL_UI_URL names another."""
+    ui_host = settings.temporal_address.rpartition(":")[0] or "127.0.0.1"
+    return settings.temporal_ui_url or f"http://{ui_host}:{settings.temporal_ui_port}"
+
+
 def _banner(settings: Settings, api_key: str, admin_token: str, data_dir: Path) -> str:
     url = f"http://{settings.host}:{settings.port}"
-    ui_host = settings.temporal_address.rpartition(":")[0] or "127.0.0.1"
     body = '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello, Lethe"}]}'
     return f"""
 Lethe is running.
   gateway      {url}
-  Temporal UI  http://{ui_host}:{settings.temporal_ui_port}
+  inspector    {url}/inspect   (open it and paste the key below)
+  Temporal UI  {_temporal_ui_url(settings)}
   Temporal     {settings.temporal_address} (namespace {settings.temporal_namespace})
   data         {data_dir}
   API key      {api_key}   (tenant "dev")
@@ -113,6 +119,7 @@ async def run_dev(settings: Settings) -> int:
             "secret_key": SecretStr(secret_key),
             "database_url": url, "data_dir": data_dir, "env": "development",
             "allow_clock_override": True, "admin_token": SecretStr(admin_token), "worker_health_port": 0,
+            "temporal_ui_url": _temporal_ui_url(settings),
         })
         temporal_proc = start_temporal_dev_server(settings, temporal_log)
         client = await _wait_for_temporal(settings, temporal_proc, temporal_log)

@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     temporal_tls_key: Path | None = None
     temporal_tls_ca: Path | None = None
     temporal_ui_port: int = 8233
+    # Where people open the Temporal UI (the inspector links each memory's workflow there); `lethe dev` sets it.
+    temporal_ui_url: str = ""
 
     # Gateway.
     host: str = "127.0.0.1"

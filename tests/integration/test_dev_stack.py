@@ -170,5 +170,12 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
              "-H", f"Authorization: Bearer {api_key}"], capture_output=True, text=True, check=True).stdout
         assert json.loads(memory)["messages"] == 1  # nothing stored twice
         assert json.loads(memory)["events"] == 1
+        # The banner's inspector URL serves the page, and the memory's workflow links to the dev Temporal UI.
+        page = subprocess.run(["curl", "-s", again.field("inspector")], capture_output=True, text=True, check=True)
+        assert "memory inspector" in page.stdout
+        link = json.loads(subprocess.run(
+            ["curl", "-s", f"http://127.0.0.1:{dev_env['LETHE_PORT']}/v1/memories/demo/workflow",
+             "-H", f"Authorization: Bearer {api_key}"], capture_output=True, text=True, check=True).stdout)
+        assert link["temporal_ui_url"].startswith(again.field("Temporal UI") + "/namespaces/default/workflows/")
     finally:
         assert again.interrupt() == 0

@@ -1,0 +1,117 @@
+"""The memory inspector: the page at /inspect, its files, and the read-only calls it (and any API user) makes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, Query
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api import inspector
+from api.deps import ClockDep, DatabaseDep, MemoryIdDep, SettingsDep, TenantDep
+from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
+from engine.errors import InvalidInput
+
+__all__ = ["install_inspector", "router"]
+
+STATIC = Path(__file__).resolve().parents[1] / "static" / "inspect"
+# Everything the page runs ships with the gateway: the policy forbids any other origin, so it works offline.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+router = APIRouter(prefix="/v1/memories", tags=["inspector"])
+
+
+def _time(value: str | None, field: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"{field}: must be an RFC 3339 time", field=field) from exc
+    if parsed.tzinfo is None:
+        raise InvalidInput(f"{field}: needs a time zone offset", field=field)
+    return parsed.astimezone(UTC)
+
+
+@router.get("", response_model=MemoryListPublic)
+async def list_memories(
+    tenant_id: TenantDep,
+    db: DatabaseDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    prefix: Annotated[str | None, Query(max_length=128)] = None,
+) -> dict[str, Any]:
+    """The tenant's memories, most recently active first, `limit` per page; pass `next_cursor` on."""
+    return await inspector.list_memories(db, tenant_id=tenant_id, limit=limit, cursor=cursor, prefix=prefix)
+
+
+@router.get("/{memory_id}/activation", response_model=ActivationPublic)
+async def activation(
+    memory_id: MemoryIdDep,
+    tenant_id: TenantDep,
+    db: DatabaseDep,
+    clock: ClockDep,
+    from_: Annotated[str | None, Query(alias="from", max_length=64)] = None,
+    to: Annotated[str | None, Query(max_length=64)] = None,
+    points: Annotated[int, Query(ge=2, le=400)] = 120,
+    first_turn: Annotated[int | None, Query(ge=0)] = None,
+    last_turn: Annotated[int | None, Query(ge=0)] = None,
+    limit: Annotated[int, Query(ge=1, le=inspector.MAX_EPISODES)] = 300,
+    newest: bool = False,
+) -> dict[str, Any]:
+    """Each episode's activation over time (the episodes overlapping the turn range, the oldest `limit` of them,
+    or the newest with `newest=true`), its significance, and the memory's fades and sleeps."""
+    return await inspector.activation(
+        db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now, start=_time(from_, "from"),
+        end=_time(to, "to"), points=points, first_turn=first_turn, last_turn=last_turn, limit=limit, newest=newest,
+    )
+
+
+@router.get("/{memory_id}/facts", response_model=FactsPublic)
+async def facts(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -> dict[str, Any]:
+    """Every fact the memory holds, current and retired, with validity and provenance."""
+    return await inspector.facts(db, tenant_id=tenant_id, memory_id=memory_id)
+
+
+@router.get("/{memory_id}/workflow", response_model=WorkflowPublic)
+async def workflow(
+    memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, settings: SettingsDep
+) -> dict[str, Any]:
+    """The memory's Temporal workflow id, and its page in the Temporal UI when LETHE_TEMPORAL_UI_URL is set."""
+    return await inspector.workflow_link(db, tenant_id=tenant_id, memory_id=memory_id,
+                                         namespace=settings.temporal_namespace, ui_url=settings.temporal_ui_url)
+
+
+class _Policy:
+    """Sends the page and its files with the content policy (and no caching of the page itself)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"content-security-policy", CSP.encode()),
+                                      (b"x-content-type-options", b"nosniff"),
+                                      (b"referrer-policy", b"no-referrer")]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def install_inspector(app: FastAPI) -> None:
+    app.include_router(router)
+
+    @app.get("/inspect", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={
+            "Content-Security-Policy": CSP, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer"})
+
+    app.mount("/inspect/static", _Policy(StaticFiles(directory=STATIC)), name="inspect-static")
