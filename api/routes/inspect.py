@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api import inspector
 from api.deps import ClockDep, DatabaseDep, MemoryIdDep, SettingsDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
+from api.openapi import TENANT, errors
 from engine.errors import InvalidInput
 
 __all__ = ["install_inspector", "router"]
@@ -38,7 +39,7 @@ def _time(value: str | None, field: str) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
-@router.get("", response_model=MemoryListPublic)
+@router.get("", response_model=MemoryListPublic, responses=errors(*TENANT))
 async def list_memories(
     tenant_id: TenantDep,
     db: DatabaseDep,
@@ -50,7 +51,7 @@ async def list_memories(
     return await inspector.list_memories(db, tenant_id=tenant_id, limit=limit, cursor=cursor, prefix=prefix)
 
 
-@router.get("/{memory_id}/activation", response_model=ActivationPublic)
+@router.get("/{memory_id}/activation", response_model=ActivationPublic, responses=errors(*TENANT, 404))
 async def activation(
     memory_id: MemoryIdDep,
     tenant_id: TenantDep,
@@ -72,13 +73,13 @@ async def activation(
     )
 
 
-@router.get("/{memory_id}/facts", response_model=FactsPublic)
+@router.get("/{memory_id}/facts", response_model=FactsPublic, responses=errors(*TENANT, 404))
 async def facts(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -> dict[str, Any]:
     """Every fact the memory holds, current and retired, with validity and provenance."""
     return await inspector.facts(db, tenant_id=tenant_id, memory_id=memory_id)
 
 
-@router.get("/{memory_id}/workflow", response_model=WorkflowPublic)
+@router.get("/{memory_id}/workflow", response_model=WorkflowPublic, responses=errors(*TENANT, 404))
 async def workflow(
     memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, settings: SettingsDep
 ) -> dict[str, Any]:

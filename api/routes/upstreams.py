@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from api.deps import AdminDep, DatabaseDep
+from api.openapi import BODY, errors
 from api.proxy.schemas import UpstreamPublic, UpstreamSet
 from api.proxy.upstreams import ProxyContext
 from engine.errors import NotFound
@@ -12,8 +13,10 @@ from store.repositories import upstreams
 
 router = APIRouter(prefix="/v1/admin/tenants/{tenant_id}/upstream", tags=["admin"])
 
+ADMIN = (401, 422, 503)
 
-@router.put("", response_model=UpstreamPublic)
+
+@router.put("", response_model=UpstreamPublic, responses=errors(*ADMIN, *BODY, 404))
 async def set_upstream(tenant_id: str, body: UpstreamSet, request: Request, db: DatabaseDep,
                        _: AdminDep) -> UpstreamPublic:
     proxy: ProxyContext = request.app.state.proxy
@@ -24,7 +27,7 @@ async def set_upstream(tenant_id: str, body: UpstreamSet, request: Request, db: 
     return UpstreamPublic(tenant_id=tenant_id, base_url=stored.base_url, api_key_hint=stored.api_key_hint)
 
 
-@router.get("", response_model=UpstreamPublic)
+@router.get("", response_model=UpstreamPublic, responses=errors(*ADMIN, 404))
 async def get_upstream(tenant_id: str, db: DatabaseDep, _: AdminDep) -> UpstreamPublic:
     async with db.session() as session:
         stored = await upstreams.get_upstream(session, tenant_id=tenant_id, box=None)
@@ -33,7 +36,7 @@ async def get_upstream(tenant_id: str, db: DatabaseDep, _: AdminDep) -> Upstream
     return UpstreamPublic(tenant_id=tenant_id, base_url=stored.base_url, api_key_hint=stored.api_key_hint)
 
 
-@router.delete("", response_model=UpstreamPublic)
+@router.delete("", response_model=UpstreamPublic, responses=errors(*ADMIN, 404))
 async def clear_upstream(tenant_id: str, request: Request, db: DatabaseDep, _: AdminDep) -> UpstreamPublic:
     async with db.session() as session, session.begin():
         stored = await upstreams.get_upstream(session, tenant_id=tenant_id, box=None)
