@@ -18,13 +18,13 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
+from store.nul import NulSafeText
 
 __all__ = ["DIMENSIONS", "Entity", "EntityAlias", "Passage"]
 
@@ -46,7 +46,7 @@ class Entity(Base):
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
-    name: Mapped[str] = mapped_column(Text, nullable=False)
+    name: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     kind: Mapped[str | None] = mapped_column(String(40))
     embedding: Mapped[list[float] | None] = mapped_column(Vector(DIMENSIONS))
     # The note call (decorate id) that first named it: names from that same call may still make it more specific.
@@ -69,9 +69,9 @@ class EntityAlias(Base):
     entity_id: Mapped[int] = mapped_column(ForeignKey("entities.id", ondelete="CASCADE"), nullable=False)
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
     tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
-    name: Mapped[str] = mapped_column(Text, nullable=False)
+    name: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     # The name folded (case, spacing): what makes two spellings one alias.
-    key: Mapped[str] = mapped_column(Text, nullable=False)
+    key: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     # The fact that first used this name, and the judge's confidence that it names this entity.
     fact_key: Mapped[str] = mapped_column(String(80), nullable=False)
     score: Mapped[float] = mapped_column(Float, nullable=False, default=1.0)
@@ -99,7 +99,8 @@ class Passage(Base):
     last_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
     first_turn: Mapped[int] = mapped_column(Integer, nullable=False)
     last_turn: Mapped[int] = mapped_column(Integer, nullable=False)
-    text: Mapped[str] = mapped_column(Text, nullable=False)
+    # Cut from messages and tool outputs, which may hold NUL (store/nul.py).
+    text: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     words: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
     embedding: Mapped[list[float]] = mapped_column(Vector(DIMENSIONS), nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

@@ -68,7 +68,7 @@ async def insert_passages(
     values = [
         {"memory_pk": memory_pk, "tenant_id": tenant_id, "episode_key": episode_key, "ordinal": p.ordinal,
          "first_seq": p.first_seq, "last_seq": p.last_seq, "first_turn": p.first_turn, "last_turn": p.last_turn,
-         "text": p.text, "words": func.to_tsvector(cast(language, REGCONFIG), p.text),
+         "text": p.text, "words": func.to_tsvector(cast(language, REGCONFIG), p.text.replace("\x00", " ")),
          "embedding": np.asarray(v, dtype=np.float32).tolist(), "at": at}
         for p, v in zip(passages, vectors, strict=True)
     ]
