@@ -12,11 +12,11 @@ from typing import Any
 from urllib.parse import quote
 
 from engine.errors import InvalidInput
+from engine.lane_names import workflow_id
 from engine.timeline import activation_series, sample_times, span
 from engine.traces import Trace, significance
 from store.db import Database
 from store.repositories import inspection, mechanism, memories
-from workflows.memory import workflow_id
 
 __all__ = ["activation", "decode_cursor", "encode_cursor", "facts", "list_memories", "workflow_link"]
 

@@ -128,9 +128,10 @@ async def test_activation_rejects_bad_input_naming_the_field(
 async def test_facts_hold_every_fact_with_its_validity(inspect_http: httpx.AsyncClient, grown: Grown) -> None:
     body = (await inspect_http.get(f"/v1/memories/{grown.memory_id}/facts", headers=_auth(grown.key))).json()
     state = (await inspect_http.get(f"/v1/memories/{grown.memory_id}", headers=_auth(grown.key))).json()
-    assert body["facts"] and len([f for f in body["facts"] if f["valid_to"] is None]) == state["facts"]
+    in_force = [f for f in body["facts"] if f["retired_at"] is None and f["merged_into"] is None]
+    assert body["facts"] and len(in_force) == state["facts"]
     fact = body["facts"][0]
-    assert {"note", "subject", "object", "episode_keys", "valid_from", "valid_to"} <= set(fact)
+    assert {"note", "subject", "object", "episode_keys", "valid_from", "retired_at"} <= set(fact)
     assert "tenant_id" not in fact and "memory_pk" not in fact
     # The facts block the model sees holds the facts of the sealed episodes.
     sealed = {e["id"] for e in state["episodes"] if e["state"] == "sealed"}
