@@ -190,12 +190,24 @@ def _seal_acknowledged(episodes: list[Episode], turn: int) -> list[Transition]:
     return transitions
 
 
-def _seal_if_past_ceiling(episodes: list[Episode], request_tokens: int, ceiling: int) -> list[Transition]:
-    """Leaving episodes that would carry the request past the ceiling seal without their facts."""
-    if not (fade_in_progress(episodes) and ceiling_passed(request_tokens, ceiling)):
+def _seal_if_past_ceiling(episodes: list[Episode], fixed: int, sizes: _ViewSizes, ceiling: int,
+                          activations: Mapping[str, float]) -> list[Transition]:
+    """Leaving episodes that would carry the request past the ceiling seal without their facts: the fewest of
+    them, least active first, so the note ask goes on for the rest (one ignored ask costs as little as it can)."""
+    if not (fade_in_progress(episodes) and ceiling_passed(fixed + sizes.of(episodes), ceiling)):
         return []
-    forced = list(seal_leaving_without_facts(episodes))
-    episodes[:] = apply_transitions(episodes, forced)
+    awaiting = sorted((e for e in episodes if e.state is EpisodeState.LEAVING and not e.facts_written),
+                      key=lambda e: (activations.get(e.id, 0.0), e.first_seq))
+    forced: list[Transition] = []
+    for episode in awaiting:
+        if not ceiling_passed(fixed + sizes.of(episodes), ceiling):
+            break
+        forced.append(Transition(episode.id, EpisodeState.LEAVING, EpisodeState.SEALED, "ceiling"))
+        episodes[:] = apply_transitions(episodes, forced[-1:])
+    if ceiling_passed(fixed + sizes.of(episodes), ceiling):  # written facts still waiting for their turn to end
+        rest = list(seal_leaving_without_facts(episodes))
+        episodes[:] = apply_transitions(episodes, rest)
+        forced += rest
     return forced
 
 
@@ -227,7 +239,8 @@ def decorate(
     budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
                        count_text)
-    transitions += _seal_if_past_ceiling(episodes, fixed.tokens + sizes.of(episodes), budget.ceiling)
+    transitions += _seal_if_past_ceiling(episodes, fixed.tokens, sizes, budget.ceiling,
+                                         episode_activations(episodes, memory.traces, now))
 
     sleep_due = sleep_owed or _sleeps(messages, turn, now, config)
     slept = False
