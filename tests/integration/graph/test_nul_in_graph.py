@@ -37,7 +37,8 @@ async def test_a_passage_and_an_entity_name_with_nul_are_stored_and_read_back_ex
     async with db.session() as session:
         stored = (await session.execute(select(Passage.text).where(Passage.memory_pk == pk))).scalar_one()
         name = (await session.execute(select(Entity.name).where(Entity.memory_pk == pk))).scalar_one()
-        found = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55120", kind="passages")
+        found = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55120",
+                                          kind="passages")
     assert stored == TEXT
     assert name == "flag\x00v3"
     assert found, "the passage is found by an identifier it holds"

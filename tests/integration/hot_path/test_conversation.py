@@ -76,8 +76,11 @@ async def test_ignored_note_ask_is_asked_again_on_the_next_call(
     turn = await agent.until_asked()
     first_ask = next(i for i, d in enumerate(agent.decorations) if d["note_ask_turns"])
     # The model ignored the ask and called a tool: the call that carries the tool's output asks again.
+    # Should that output carry the request past the ceiling, the least active leaving episodes seal without
+    # facts, only as many as needed; the ask goes on for the rest.
     following = agent.decorations[first_ask + 1]
-    assert following["note_ask_turns"] == agent.decorations[first_ask]["note_ask_turns"]
+    asked, again = agent.decorations[first_ask]["note_ask_turns"], following["note_ask_turns"]
+    assert again is not None and asked[0] <= again[0] <= again[1] <= asked[1], (asked, again)
     state = (await small_http.get("/v1/memories/ignored", headers=_auth(tenant[1]))).json()
     assert state["note_ask"]["asks"] >= 2 or any(e["sealed_without_facts"] for e in state["episodes"])
     # Ignored for good, the ceiling stays a hard limit: the leaving episodes seal without facts, and every
