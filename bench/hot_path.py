@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,14 @@ def _start_stack(data_dir: Path) -> tuple[subprocess.Popen[str], str, str]:
         output += line
     key = re.search(r"API key\s+(\S+)", output).group(1)  # type: ignore[union-attr]
     url = re.search(r"gateway\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    # Keep reading its log: a full pipe would block the stack's next write, and with it a call in progress.
+    threading.Thread(target=_drain, args=(proc,), daemon=True).start()
     return proc, url, key
+
+
+def _drain(proc: subprocess.Popen[str]) -> None:
+    for _ in proc.stdout or ():
+        pass
 
 
 def _note(turns: list[int]) -> dict[str, Any]:
