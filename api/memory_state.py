@@ -109,8 +109,8 @@ async def export_chunks(db: Database, *, tenant_id: str, memory_id: str) -> Asyn
 
 
 async def erase(db: Database, *, tenant_id: str, memory_id: str) -> None:
-    async with db.session() as session, session.begin():
-        await memories.erase_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+    # The lane may hold the same memory's rows (graph, traces) while erase deletes them all: retried, not a 500.
+    await db.transact(lambda session: memories.erase_memory(session, tenant_id=tenant_id, memory_id=memory_id))
 
 
 async def end_workflow(client: Client, *, tenant_id: str, memory_id: str) -> bool:

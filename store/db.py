@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, event, text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -44,6 +44,11 @@ def _unavailable(sqlstate: str | None) -> bool:
     """Postgres going away or not there yet: connection errors (class 08), shutting down or starting up
     (57P01-57P03), too many connections (53300). The caller should retry; nothing was done."""
     return bool(sqlstate) and (sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03", "53300"))
+
+
+# Deadlock detected, serialization failure: the transaction was rolled back whole and may simply run again.
+_RETRYABLE = ("40P01", "40001")
+T = TypeVar("T")
 
 
 class Database:
@@ -90,6 +95,18 @@ class Database:
             if exc.connection_invalidated or _unavailable(getattr(exc.orig, "sqlstate", None)):
                 raise ServiceUnavailable("the database connection was lost") from exc
             raise
+
+    async def transact(self, work: Callable[[AsyncSession], Awaitable[T]], *, attempts: int = 3) -> T:
+        """`work` in one transaction, run again when Postgres broke a deadlock or a serialization conflict by
+        failing it (nothing of it was kept): the lane may be writing the same memory's rows at that moment."""
+        for attempt in range(1, attempts + 1):
+            try:
+                async with self.session() as session, session.begin():
+                    return await work(session)
+            except DBAPIError as exc:
+                if attempt == attempts or getattr(exc.orig, "sqlstate", None) not in _RETRYABLE:
+                    raise
+        raise AssertionError("unreachable")
 
     async def ping(self) -> None:
         async with self.session() as session:
