@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from engine.recall.walk import RELEVANT, WalkRules
+
 __all__ = ["MechanismConfig"]
 
 
@@ -33,6 +35,17 @@ class MechanismConfig:
     default_room_for_next_call: int = 8_000
     # A provider-to-estimate ratio outside this range is treated as a measuring accident.
     plausible_ratio: tuple[float, float] = field(default=(0.5, 2.0))
+    # Recall: the block's most tokens (part of what no fade shrinks on its turn), the walk's keep and lead-on
+    # levels (0 unrelated, 1 tangential, 2 relevant, 3 central), how many steps it walks and rates per step.
+    recall_block_tokens: int = 1_200
+    recall_keep_level: int = RELEVANT
+    recall_lead_on_level: int = RELEVANT
+    recall_walk_steps: int = 2
+    recall_walk_per_step: int = 16
+
+    def walk_rules(self) -> WalkRules:
+        return WalkRules(keep_level=self.recall_keep_level, lead_on_level=self.recall_lead_on_level,
+                         steps=self.recall_walk_steps, per_step=self.recall_walk_per_step)
 
     def episode_max(self, budget: int) -> int:
         """The largest episode the cutter may leave, for a history budget."""

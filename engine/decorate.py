@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from engine.assembly import Block, assemble
 from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
+from engine.blocks.recall_block import recall_block
 from engine.budget import Budget, budget_for
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut_closed
@@ -35,6 +36,7 @@ from engine.fade import (
     should_sleep,
 )
 from engine.messages import StoredMessage, instruction_items
+from engine.recall.grouping import Recalled
 from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
 from engine.units import current_turn, units_of
@@ -51,6 +53,9 @@ class StoredMemory:
     episodes: Sequence[Episode] = ()
     facts: Sequence[Fact] = ()
     traces: Sequence[Trace] = ()
+    # Recall blocks as the history carries them, by the seq of the user message each stands before (distilled
+    # text once distilled; a removed one is absent). They leave the view with their user message's episode.
+    recall_blocks: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,10 @@ class DecoratePlan:
     projected_view: int
     # Our count of the request as sent (the note ask and its tool only when asked), for the size ratio.
     estimated_tokens: int
+    # This turn's recall block as placed (None: none), the items it holds, and the user message it stands before.
+    recall_block: str | None = None
+    recall_items: tuple[Recalled, ...] = ()
+    recall_seq: int | None = None
 
 
 def visible_messages(messages: Sequence[StoredMessage], episodes: Sequence[Episode]) -> list[StoredMessage]:
@@ -131,10 +140,12 @@ class _ViewSizes:
     prefix sums make each one a binary search per hidden episode, not a pass over every message."""
 
     def __init__(self, messages: Sequence[StoredMessage], facts: Sequence[Fact], fact_weights: Mapping[str, float],
-                 count_text: Callable[[str], int]) -> None:
+                 count_text: Callable[[str], int], blocks: Mapping[int, int] | None = None) -> None:
         self.facts, self.fact_weights, self.count_text = facts, fact_weights, count_text
         self.seqs = [m.seq for m in messages]
-        self.running = list(accumulate((m.tokens for m in messages), initial=0))
+        # An earlier turn's recall block counts with the user message it stands before, and leaves with it.
+        extra = blocks or {}
+        self.running = list(accumulate((m.tokens + extra.get(m.seq, 0) for m in messages), initial=0))
         self._blocks: dict[frozenset[str], int] = {}
 
     def facts_block(self, sealed_ids: frozenset[str]) -> int:
@@ -221,13 +232,16 @@ def decorate(
     count_text: Callable[[str], int] = estimate_tokens,
     size_ratio: float | None = None,
     sleep_owed: bool = False,
+    recall: Sequence[Recalled] | None = None,
 ) -> DecoratePlan:
     """Plan this call's memory and assemble the request.
 
     `boundary_scores` are the lane's, keyed by a unit's first seq: a cut goes only as far as they reach
     (docs/cutting.md), except when the request would otherwise pass the ceiling; None means no judge at all
     (sizes alone decide). `size_ratio` is the provider-to-estimate ratio for the model. `sleep_owed` is a
-    sleep that came while a fade was in progress: it happens as soon as that fade ends.
+    sleep that came while a fade was in progress: it happens as soon as that fade ends. `recall` is what
+    recall found for a new user message, ranked best first: its block (facts already in the facts block left
+    out, trimmed to the recall budget) stands before that message and counts with what no fade can shrink.
     Raises `OverCeiling` when the turn in progress and what no fade can shrink pass the ceiling on their own.
     """
     messages = memory.messages
@@ -235,10 +249,23 @@ def decorate(
     units = units_of(messages)
     episodes = list(memory.episodes)
     transitions = _seal_acknowledged(episodes, turn)
+    recall_seq = _turn_user_seq(messages, turn)
+    blocks = dict(memory.recall_blocks)
+    items: tuple[Recalled, ...] = ()
+    if recall is not None and recall_seq is not None:
+        in_block = frozenset(f.id for f in facts_in_block(memory.facts, _sealed(episodes)))
+        text, kept = recall_block(recall, budget=config.recall_block_tokens, count_text=count_text,
+                                  in_facts_block=in_block)
+        blocks.pop(recall_seq, None)
+        if text is not None:
+            blocks[recall_seq], items = text, tuple(kept)
+    current = blocks.get(recall_seq) if recall_seq is not None else None
     fixed = _fixed(request, turn, count_text)
+    if current is not None:
+        fixed = _Fixed(fixed.tokens + count_text(current), fixed.note_reserve)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
-                       count_text)
+                       count_text, {seq: count_text(text) for seq, text in blocks.items() if seq != recall_seq})
     transitions += _seal_if_past_ceiling(episodes, fixed.tokens, sizes, budget.ceiling,
                                          episode_activations(episodes, memory.traces, now))
 
@@ -271,7 +298,7 @@ def decorate(
         )
 
     ask_turns = _note_ask_turns(episodes)
-    assembled = _assemble(request, memory, episodes, sizes, ask_turns)
+    assembled = _assemble(request, memory, episodes, sizes, ask_turns, blocks)
     view_tokens = sizes.of(episodes)
     sent = fixed.tokens - (0 if ask_turns else fixed.note_reserve) + view_tokens
     if sent > budget.ceiling:
@@ -286,6 +313,7 @@ def decorate(
         new_traces=tuple(encoding_trace(e) for e in new_episodes), transitions=tuple(transitions),
         note_ask_turns=ask_turns, slept=slept, sleep_owed=sleep_due and not slept, budget=budget,
         view_tokens=view_tokens, projected_view=projected, estimated_tokens=sent,
+        recall_block=current if items else None, recall_items=items, recall_seq=recall_seq,
     )
 
 
@@ -295,9 +323,11 @@ def _note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:
 
 
 def _assemble(request: Mapping[str, Any], memory: StoredMemory, episodes: Sequence[Episode], sizes: _ViewSizes,
-              ask_turns: tuple[int, int] | None) -> dict[str, Any]:
+              ask_turns: tuple[int, int] | None, blocks: Mapping[int, str]) -> dict[str, Any]:
     history: list[Mapping[str, Any] | Block] = []
     for message in visible_messages(memory.messages, episodes):
+        if message.seq in blocks:
+            history.append(Block(blocks[message.seq]))
         history.append(message.body)
     return assemble(
         request,
@@ -305,6 +335,14 @@ def _assemble(request: Mapping[str, Any], memory: StoredMemory, episodes: Sequen
         facts_block=render_facts_block(facts_in_block(memory.facts, _sealed(episodes)), sizes.fact_weights),
         note_ask=render_note_ask(*ask_turns) if ask_turns else None,
     )
+
+
+def _turn_user_seq(messages: Sequence[StoredMessage], turn: int) -> int | None:
+    """The seq of the user message that opened the turn in progress: its recall block stands before it."""
+    for message in _current_turn_messages(messages, turn):
+        if message.kind == "user":
+            return message.seq
+    return None
 
 
 def _current_turn_messages(messages: Sequence[StoredMessage], turn: int) -> Sequence[StoredMessage]:

@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import REGCONFIG, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.passages import PassageText
+from engine.recall.fusion import fuse as fuse_ranks
 from store.models import Episode as EpisodeRow
 from store.models import Fact as FactRow
 from store.models import Passage
@@ -35,7 +36,6 @@ __all__ = [
 Kind = Literal["facts", "passages"]
 # An identifier: letters with digits, underscores, dots or dashes (ORD-55120, db-kestrel-9, flag_checkout_v3).
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za-z0-9]*")
-RRF_K = 60
 
 
 @dataclass(frozen=True)
@@ -129,16 +129,13 @@ async def relax_vector_scan(session: AsyncSession) -> None:
 
 
 def fuse(*rankings: Sequence[Hit], limit: int = 20) -> list[Hit]:
-    """Reciprocal rank fusion: a hit high in either list, or fair in both, comes first."""
-    scores: dict[tuple[str, int], float] = {}
+    """Hits of several searches as one ranking, by reciprocal rank (`engine.recall.fusion`: why RRF)."""
     first: dict[tuple[str, int], Hit] = {}
     for ranking in rankings:
-        for rank, hit in enumerate(ranking):
-            key = (hit.kind, hit.id)
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-            first.setdefault(key, hit)
-    ordered = sorted(scores, key=lambda k: (-scores[k], k))
-    return [Hit(first[k].kind, first[k].id, first[k].text, round(scores[k], 6), first[k].at) for k in ordered[:limit]]
+        for hit in ranking:
+            first.setdefault((hit.kind, hit.id), hit)
+    fused = fuse_ranks([[(h.kind, h.id) for h in ranking] for ranking in rankings], limit=limit)
+    return [Hit(first[k].kind, first[k].id, first[k].text, round(score, 6), first[k].at) for k, score in fused]
 
 
 def _escape(text: str) -> str:

@@ -1,0 +1,89 @@
+"""The walk: the judge rates candidate facts on four levels against the recent dialogue; a fact rated high
+enough leads on to the facts across its entities, so a bridge one step from the answer survives; facts at the
+keep level or above are shown.
+
+The loop is here once, pure: it takes "rate these facts" and "neighbours of these facts" as callables, so the
+lane's prepared walk and the hot path's inline walk are the same walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+__all__ = ["CENTRAL", "RELEVANT", "TANGENTIAL", "UNRELATED", "WalkRules", "is_kept", "kept_in_order",
+           "leads_on", "walk"]
+
+# The four levels, as the judge's protocol numbers them.
+UNRELATED, TANGENTIAL, RELEVANT, CENTRAL = 0, 1, 2, 3
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class WalkRules:
+    """Which levels lead on and which are kept, how far the walk goes and how much it rates per step."""
+
+    keep_level: int = RELEVANT
+    lead_on_level: int = RELEVANT
+    steps: int = 2
+    per_step: int = 16
+
+    def __post_init__(self) -> None:
+        for name in ("keep_level", "lead_on_level"):
+            if not UNRELATED <= getattr(self, name) <= CENTRAL:
+                raise ValueError(f"{name} must be a level from {UNRELATED} to {CENTRAL}")
+        if self.steps < 0 or self.per_step < 1:
+            raise ValueError("steps must be at least 0 and per_step at least 1")
+
+
+def leads_on(level: int, rules: WalkRules) -> bool:
+    """A fact this relevant is worth following to the facts across its entities."""
+    return level >= rules.lead_on_level
+
+
+def is_kept(level: int, rules: WalkRules) -> bool:
+    """A fact this relevant is shown."""
+    return level >= rules.keep_level
+
+
+async def walk(
+    seeds: Sequence[K],
+    *,
+    rate: Callable[[Sequence[K]], Awaitable[Sequence[int]]],
+    neighbours: Callable[[Sequence[K]], Awaitable[Sequence[K]]],
+    rules: WalkRules = WalkRules(),  # noqa: B008 - frozen
+    known: Mapping[K, int] | None = None,
+) -> dict[K, int]:
+    """Every fact rated, with its level, in the order first reached. `known` holds levels already given
+    (a prepared walk): those are not rated again, and their neighbours were already followed."""
+    levels: dict[K, int] = dict(known or {})
+    expanded: set[K] = set(levels)
+    frontier = list(dict.fromkeys(k for k in seeds if k not in levels))[:rules.per_step]
+    await _rate_into(levels, frontier, rate)
+    leaders = [k for k in dict.fromkeys(seeds) if k in levels and k not in expanded and leads_on(levels[k], rules)]
+    for _ in range(rules.steps):
+        if not leaders:
+            break
+        expanded.update(leaders)
+        reached = [k for k in dict.fromkeys(await neighbours(leaders)) if k not in levels][:rules.per_step]
+        await _rate_into(levels, reached, rate)
+        leaders = [k for k in reached if leads_on(levels[k], rules)]
+    return levels
+
+
+async def _rate_into(levels: dict[K, int], keys: Sequence[K], rate: Callable[[Sequence[K]], Awaitable[Sequence[int]]]
+                     ) -> None:
+    if not keys:
+        return
+    rated = list(await rate(keys))
+    if len(rated) != len(keys):
+        raise ValueError(f"the judge rated {len(rated)} facts of {len(keys)}")
+    levels.update(zip(keys, rated, strict=True))
+
+
+def kept_in_order(levels: Mapping[K, int], rules: WalkRules) -> list[K]:
+    """The facts shown, highest level first, in the order reached among equals."""
+    order = {k: i for i, k in enumerate(levels)}
+    return sorted((k for k, level in levels.items() if is_kept(level, rules)), key=lambda k: (-levels[k], order[k]))
