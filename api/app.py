@@ -16,6 +16,7 @@ from api.housekeeping import Housekeeping
 from api.limits import TenantLimits
 from api.openapi import install_openapi
 from api.proxy.upstreams import ProxyContext
+from api.recall import build_recaller
 from api.relay import OutboxRelay
 from api.routes import admin, health, memories, proxy, upstreams
 from api.routes.inspect import install_inspector
@@ -42,7 +43,9 @@ def create_app(settings: Settings) -> FastAPI:
         temporal = await connect_temporal(settings, lazy=True)
         relay = OutboxRelay(db, temporal, task_queue=settings.temporal_task_queue)
         app.state.settings, app.state.db, app.state.temporal, app.state.relay = settings, db, temporal, relay
-        app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(settings))
+        config = mechanism_config(settings)
+        app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=config,
+                                     recaller=build_recaller(settings, config))
         app.state.tenant_keys = TenantKeys(db)
         app.state.proxy = ProxyContext(db=db, pool=UpstreamPool(timeout=settings.upstream_timeout_seconds),
                                        box=SecretBox(settings.secret_key.get_secret_value()),

@@ -1,6 +1,6 @@
 """What the hot path needs, built once per process: the database, token counter and mechanism numbers.
 
-No judge: the hot path never scores (docs/cutting.md)."""
+The hot path never scores boundaries (docs/cutting.md); its judge and embedder serve recall only."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.memory_cache import MemoryCache
+from api.recall import Recaller
 from engine.config import MechanismConfig
 from providers.tokens import TokenCounter
 from store.db import Database
@@ -24,6 +25,8 @@ class HotPath:
     config: MechanismConfig
     # What recent decorates loaded of their memories, reused while it is still true.
     memories: MemoryCache = field(default_factory=MemoryCache)
+    # Recall for new user messages; None when it is off.
+    recaller: Recaller | None = None
 
     def text_counter(self, model: str | None) -> Callable[[str], int]:
         return lambda text: self.counter.count_text(text, model=model)

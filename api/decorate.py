@@ -19,6 +19,7 @@ from api.clock import Clock
 from api.context import HotPath
 from api.encoding import encode
 from api.memory_cache import CachedMemory, History, MemoryContents
+from api.recall import Found
 from api.shapes import parse_request, role_of
 from engine.budget import RECENT_MESSAGES
 from engine.cutting import covered_prefix
@@ -28,7 +29,7 @@ from engine.episodes import EpisodeState
 from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
 from store.models import Memory, Message
-from store.repositories import idempotency, mechanism, memories, messages, outbox, size_ratios
+from store.repositories import idempotency, mechanism, memories, messages, outbox, recall, size_ratios
 
 __all__ = ["decorate"]
 
@@ -64,6 +65,10 @@ async def decorate(
     Raises `InvalidInput` for a malformed body and `OverCeiling` (413) when the turn in progress alone passes
     the ceiling; either way nothing is stored."""
     call = _Call.of(body, idempotency_key)
+    # Before the lock: the searches and the walk take tens of milliseconds the memory's lock need not wait for.
+    found = None
+    if ctx.recaller is not None:
+        found = await ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history)
     async with ctx.db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
@@ -72,8 +77,12 @@ async def decorate(
         history, stored = await _store_new_messages(ctx, session, call, tenant_id=tenant_id, memory=memory, now=now)
         known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
         plan = await _plan(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history, known=known,
-                           now=now)
+                           now=now, found=_for_new_message(found, stored))
         await _save_plan(session, plan, tenant_id=tenant_id, memory=memory, now=now)
+        if plan.recall_block is not None and plan.recall_seq is not None and found is not None:
+            recall.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
+                              before_seq=plan.recall_seq, text=plan.recall_block, items=plan.recall_items,
+                              provenance=found.provenance, at=now)
         answer = _answer(session, call, plan, stored, tenant_id=tenant_id, memory=memory, now=now)
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reloads.
     changed = plan.new_episodes or plan.transitions
@@ -125,13 +134,26 @@ async def _contents(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memo
     )
 
 
+def _for_new_message(found: Found | None, stored: list[Message]) -> Found | None:
+    """What recall found counts only when its user message is new in this call: confirmed under the lock, so
+    a tool loop, a resent transcript or a racing call reuses the turn's block instead of making another."""
+    if found is None:
+        return None
+    users = [row for row in stored if row.role == "user"]
+    return found if users and users[-1].seq == max(row.seq for row in stored) else None
+
+
 async def _plan(
     ctx: HotPath, session: AsyncSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
-    known: MemoryContents, now: datetime,
+    known: MemoryContents, now: datetime, found: Found | None = None,
 ) -> DecoratePlan:
+    in_view = in_view_and_recent(history.messages, known.episodes, recent=RECENT_MESSAGES)
+    blocks: dict[int, str] = {}
+    if ctx.recaller is not None and in_view:
+        blocks = await recall.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                             from_seq=in_view[0].seq)
     view = StoredMemory(
-        messages=in_view_and_recent(history.messages, known.episodes, recent=RECENT_MESSAGES),
-        episodes=known.episodes, facts=known.facts, traces=known.traces,
+        messages=in_view, episodes=known.episodes, facts=known.facts, traces=known.traces, recall_blocks=blocks,
     )
     # Only uncut history is ever cut: scores of units inside episodes are not needed.
     scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
@@ -139,7 +161,7 @@ async def _plan(
     ratio = await size_ratios.ratio_for(session, tenant_id=tenant_id, memory=memory, model=call.model)
     return plan_decorate(
         call.body, view, now=now, config=ctx.config, boundary_scores=scores, count_text=ctx.text_counter(call.model),
-        size_ratio=ratio, sleep_owed=memory.sleep_owed,
+        size_ratio=ratio, sleep_owed=memory.sleep_owed, recall=found.items if found is not None else None,
     )
 
 

@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 
 from activities.graph import GraphActivities, check_language
 from activities.lane import LaneActivities, NoteAskPolicy
+from activities.recall import RecallActivities
 from activities.tenant_scope import TenantScope
 from api.routes import health
 from config.mechanism import mechanism_config
@@ -55,6 +56,8 @@ def build_worker(
     embedder = build_embedder(settings)
     judge = judge or build_judge(settings, embedder)
     graph = GraphActivities(db, judge, embedder, language=check_language(settings.search_language))
+    recall = RecallActivities(db, judge, embedder, config=mechanism_config(settings),
+                              language=check_language(settings.search_language))
     lane = LaneActivities(
         db,
         judge=judge,
@@ -65,7 +68,7 @@ def build_worker(
         client,
         task_queue=task_queue,
         workflows=[MemoryWorkflow],
-        activities=[*lane.all(), *graph.all()],
+        activities=[*lane.all(), *graph.all(), *recall.all()],
         interceptors=[TenantScope()],
     )
 

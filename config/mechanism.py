@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from config.settings import Settings
 from engine.config import MechanismConfig
+from engine.recall.walk import CENTRAL, RELEVANT, TANGENTIAL, UNRELATED
 
 __all__ = ["mechanism_config"]
 
 
+_LEVELS = {"unrelated": UNRELATED, "tangential": TANGENTIAL, "relevant": RELEVANT, "central": CENTRAL}
+
+
 def mechanism_config(settings: Settings) -> MechanismConfig:
-    return MechanismConfig(ceiling_tokens=settings.ceiling_tokens)
+    return MechanismConfig(
+        ceiling_tokens=settings.ceiling_tokens, recall_block_tokens=settings.recall_block_tokens,
+        recall_keep_level=_LEVELS[settings.recall_keep_level],
+        recall_lead_on_level=_LEVELS[settings.recall_lead_on_level],
+    )

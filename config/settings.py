@@ -77,6 +77,13 @@ class Settings(BaseSettings):
     # An unanswered note ask shows as pending (LetheNoteAskPending) after this many calls or minutes.
     note_ask_pending_calls: int = Field(default=3, ge=1)
     note_ask_pending_minutes: float = Field(default=30.0, ge=0)
+    # Recall: on or off (off, decorate is exactly what it was without recall); how long the hot path's walk may
+    # take before the search hits are used as they are; the recall block's most tokens; the walk's levels.
+    recall: bool = True
+    recall_inline_deadline_ms: int = Field(default=150, ge=0)
+    recall_block_tokens: int = Field(default=1200, ge=100)
+    recall_keep_level: Literal["tangential", "relevant", "central"] = "relevant"
+    recall_lead_on_level: Literal["tangential", "relevant", "central"] = "relevant"
 
     # Models.
     embedder: Literal["local", "openai"] = "local"

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.messages import StoredMessage
 
-__all__ = ["CONTEXT_UNITS", "UNIT_TEXT_CHARS", "message_text", "messages_text", "unit_text"]
+__all__ = ["CONTEXT_UNITS", "UNIT_TEXT_CHARS", "item_text", "message_text", "messages_text", "unit_text"]
 
 # What the judge reads of a unit to score it as a boundary: its opening says what it is about, and embedding
 # cost grows with length (about 150 ms for a full 256-token window on one core here, a third of that at 600
@@ -38,6 +38,11 @@ def _body_text(body: Mapping[str, Any]) -> str:
         parts.append(body["output"])
     text = "\n".join(p for p in parts if p)
     return text or json.dumps(body, ensure_ascii=False, default=str)
+
+
+def item_text(body: Mapping[str, Any]) -> str:
+    """A request item's own words (text, tool calls, tool output), without role or JSON."""
+    return _body_text(body)
 
 
 def message_text(message: StoredMessage) -> str:

@@ -14,11 +14,14 @@ from temporalio.common import RetryPolicy
 
 __all__ = [
     "CUT_HISTORY",
+    "DISTILL_RECALL",
     "GRAPH_PATCH",
     "JOBS_BY_KIND",
     "Job",
     "LANE_RETRY",
+    "PREPARE_RECALL",
     "PREPARE_SLEEP",
+    "RECALL_PATCH",
     "SCORE_BOUNDARIES",
     "SCORE_TRACES",
     "UPDATE_GRAPH",
@@ -82,7 +85,18 @@ GRAPH_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
 }
 GRAPH_PATCH = "knowledge-graph"
 
+# Recall (workflow patch `RECALL_PATCH`): a new user message lets the last turn's block be distilled; after a
+# reply, the walk for the next message is prepared. Both come after the jobs already there.
+DISTILL_RECALL = Job("distill_recall", timedelta(minutes=5), JUDGE_RETRY, heartbeat=None)
+PREPARE_RECALL = Job("prepare_recall", timedelta(minutes=5), JUDGE_RETRY, heartbeat=None)
+RECALL_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
+    "decorate": (DISTILL_RECALL,),
+    "report": (PREPARE_RECALL,),
+}
+RECALL_PATCH = "recall"
 
-def jobs_for(kind: str, *, graph: bool = True) -> tuple[Job, ...]:
-    """The jobs of an event kind; `graph=False` for histories recorded before the graph's job existed."""
-    return (GRAPH_JOBS_BY_KIND if graph else JOBS_BY_KIND).get(kind, ())
+
+def jobs_for(kind: str, *, graph: bool = True, recall: bool = True) -> tuple[Job, ...]:
+    """The jobs of an event kind; `graph=False` / `recall=False` for histories recorded before those jobs."""
+    jobs = (GRAPH_JOBS_BY_KIND if graph else JOBS_BY_KIND).get(kind, ())
+    return jobs + RECALL_JOBS_BY_KIND.get(kind, ()) if recall else jobs

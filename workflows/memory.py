@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from engine.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
     from workflows import search_attributes as sa
     from workflows.details import describe
-    from workflows.jobs import GRAPH_PATCH, LANE_RETRY, PREPARE_SLEEP, Job, jobs_for
+    from workflows.jobs import GRAPH_PATCH, LANE_RETRY, PREPARE_SLEEP, RECALL_PATCH, Job, jobs_for
     from workflows.state import LaneState
     from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
 
@@ -115,7 +115,9 @@ class MemoryWorkflow:
         self._show()
         # Graph jobs joined the lane later: histories recorded before them replay without them.
         graph = event.kind in ("decorate", "facts_written") and workflow.patched(GRAPH_PATCH)
-        for job in jobs_for(event.kind, graph=graph):
+        # So did recall's: the same, under its own patch.
+        recall = event.kind in ("decorate", "report") and workflow.patched(RECALL_PATCH)
+        for job in jobs_for(event.kind, graph=graph, recall=recall):
             await self._run_job(job, JobInput(memory=self.memory, event=event), seq=event.seq)
         status = await workflow.execute_activity(
             "record_event", RunEventInput(memory=self.memory, event=event),

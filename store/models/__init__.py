@@ -12,6 +12,7 @@ from store.models.mechanism import (
     NoteCall,
     Trace,
 )
+from store.models.recall import RecallBlock, RecallWalk
 from store.models.tenancy import ApiKey, SizeRatio, Tenant
 from store.models.upstream import TenantUpstream
 from store.models.usage import ModelUsage
@@ -33,6 +34,8 @@ __all__ = [
     "NoteCall",
     "OutboxEvent",
     "Passage",
+    "RecallBlock",
+    "RecallWalk",
     "SizeRatio",
     "Tenant",
     "TenantUpstream",

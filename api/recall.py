@@ -1,0 +1,179 @@
+"""Recall in the hot path: for a new user message, search the memory's graph and passages and walk the
+candidates, before the decorate takes the memory's lock, so the locked transaction stays short.
+
+The walk runs under a deadline (`LETHE_RECALL_INLINE_DEADLINE_MS`). The lane's prepared walk for this turn,
+when ready, is taken as it is and the message's own hits are walked on top of it; when the deadline passes,
+the search hits are used as they are. What was used is the block's `provenance`: prepared, inline or hits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from config.settings import Settings
+from engine.config import MechanismConfig
+from engine.messages import item_kind
+from engine.recall.grouping import Recalled
+from engine.recall.parts import split_parts
+from engine.recall.walk import is_kept, kept_in_order, walk
+from engine.texts import item_text
+from providers.embedder import Embedder
+from providers.factory import make_embedder, make_judge
+from providers.judge import Judge
+from providers.usage import UsageScope
+from store.db import Database
+from store.repositories import recall
+from store.repositories.recall_search import Candidates, Query, search_candidates
+
+__all__ = ["Found", "Recaller", "build_recaller", "new_user_text"]
+
+log = logging.getLogger(__name__)
+
+# The recent conversation searched with the message: this many items before it, this many characters.
+DIALOGUE_ITEMS = 6
+DIALOGUE_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Found:
+    """What recall found for one user message (its text), ranked best first, and how."""
+
+    text: str
+    items: list[Recalled]
+    provenance: str
+
+
+def new_user_text(history: Sequence[Mapping[str, Any]]) -> str | None:
+    """The text of the request's last item when it is a user message: only then can there be a new turn."""
+    if not history or item_kind(history[-1]) != "user":
+        return None
+    return item_text(history[-1])
+
+
+def _dialogue(history: Sequence[Mapping[str, Any]]) -> str:
+    lines = [f"{m.get('role') or m.get('type') or 'item'}: {item_text(m)}" for m in history[-DIALOGUE_ITEMS:]
+             if item_kind(m) != "instruction"]
+    return "\n".join(lines)[-DIALOGUE_CHARS:]
+
+
+@dataclass(frozen=True)
+class Recaller:
+    """The embedder, the judge and recall's numbers, built once per gateway."""
+
+    embedder: Embedder
+    judge: Judge
+    config: MechanismConfig
+    deadline_seconds: float = 0.15
+    language: str = "simple"
+    # Failing the deadline: this many of the fused hits, facts and passages, as they are.
+    hits: int = 6
+    passage_hits: int = 2
+
+    async def find(self, db: Database, *, tenant_id: str, memory_id: str,
+                   history: Sequence[Mapping[str, Any]]) -> Found | None:
+        text = new_user_text(history)
+        if not text or not text.strip():
+            return None
+        scope = UsageScope(tenant_id, memory_id)
+        async with db.session() as session:
+            known = await recall.memory_turn(session, tenant_id=tenant_id, memory_id=memory_id)
+            if known is None or not await recall.has_recallable(session, tenant_id=tenant_id, memory_pk=known[0]):
+                return None
+            pk, last_turn = known
+            parts = split_parts(text)
+            dialogue = _dialogue(history)
+            vectors = await self.embedder.embed([text, dialogue, *parts], scope=scope)
+            candidates = await search_candidates(
+                session, tenant_id=tenant_id, memory_pk=pk, whole=Query(text, vectors[0]),
+                dialogue=Query(dialogue, vectors[1]), parts=[Query(p, v) for p, v in zip(parts, vectors[2:],
+                                                                                       strict=True)],
+                language=self.language)
+            prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk, for_turn=last_turn + 1)
+        rules = self.config.walk_rules()
+        known_kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
+        try:
+            levels, passage_levels = await asyncio.wait_for(
+                walk_candidates(db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
+                                candidates=candidates, known=known_kept, scope=scope),
+                self.deadline_seconds)
+        except TimeoutError:
+            log.info("recall walk past its deadline: search hits as they are", extra={"memory_id": memory_id})
+            facts = [*known_kept, *(f for f in candidates.facts[:self.hits] if f not in known_kept)]
+            items = await self._items(db, tenant_id, pk, facts, candidates.passages[:self.passage_hits], candidates)
+            return Found(text, items, "hits")
+        facts = kept_in_order(levels, rules)
+        passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
+        items = await self._items(db, tenant_id, pk, facts, passages, candidates)
+        return Found(text, items, "prepared" if prepared is not None else "inline")
+
+    async def _items(self, db: Database, tenant_id: str, pk: int, fact_ids: Sequence[int],
+                     passage_ids: Sequence[int], candidates: Candidates) -> list[Recalled]:
+        async with db.session() as session:
+            facts = await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=fact_ids)
+            passages = await recall.passages_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids)
+        return ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of)
+
+
+def ranked_items(fact_ids: Sequence[int], facts: Mapping[int, Any], passage_ids: Sequence[int],
+                 passages: Mapping[int, Any], part_of: Mapping[int, str]) -> list[Recalled]:
+    """Facts best first, each retired one right after the fact that replaced it, then passages."""
+    by_key = {f.key: f for f in facts.values()}
+    items: list[Recalled] = []
+    placed: set[int] = set()
+    for fact_id in fact_ids:
+        fact = facts.get(fact_id)
+        if fact is None or fact_id in placed:
+            continue
+        replacement = by_key.get(fact.retired_by) if fact.retired_by else None
+        if replacement is not None and replacement.id not in placed:
+            items.append(replace(replacement, part=part_of.get(replacement.id)))
+            placed.add(replacement.id)
+        items.append(replace(fact, part=part_of.get(fact_id)))
+        placed.add(fact_id)
+    return items + [passages[p] for p in passage_ids if p in passages]
+
+
+async def walk_candidates(
+    db: Database, judge: Judge, config: MechanismConfig, *, tenant_id: str, memory_pk: int, dialogue: str,
+    candidates: Candidates, known: Mapping[int, int], scope: UsageScope,
+) -> tuple[dict[int, int], dict[int, int]]:
+    """The walk over the candidate facts (levels by fact id) and the passages' levels, in a session of its own
+    so a deadline that cancels it leaves no other work half done."""
+    async with db.session() as session:
+        async def rate(ids: Sequence[int]) -> list[int]:
+            facts = await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids)
+            verdicts = await judge.rate_relevance(dialogue, [facts[i].note if i in facts else "" for i in ids],
+                                                  scope=scope)
+            return [int(v.level) for v in verdicts]
+
+        async def near(ids: Sequence[int]) -> list[int]:
+            return await recall.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)
+
+        levels = await walk(candidates.facts, rate=rate, neighbours=near, rules=config.walk_rules(), known=known)
+        passage_levels: dict[int, int] = {}
+        if candidates.passages:
+            shown = candidates.passages[:config.recall_walk_per_step]
+            texts = await recall.passages_by_ids(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=shown)
+            verdicts = await judge.rate_relevance(dialogue, [texts[p].text if p in texts else "" for p in shown],
+                                                  scope=scope)
+            passage_levels = {p: int(v.level) for p, v in zip(shown, verdicts, strict=True)}
+    return levels, passage_levels
+
+
+def build_recaller(settings: Settings, config: MechanismConfig) -> Recaller | None:
+    """The gateway's recall, or None when `LETHE_RECALL` is off (decorate then is what it was without it)."""
+    if not settings.recall:
+        return None
+    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    common: dict[str, Any] = {"openai_base_url": settings.openai_base_url, "openai_api_key": api_key,
+                              "openai_timeout_seconds": settings.openai_timeout_seconds,
+                              "openai_max_retries": settings.openai_max_retries}
+    embedder = make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
+                             openai_model=settings.openai_embedding_model, **common)
+    judge = make_judge(kind=settings.judge, embedder=embedder, openai_model=settings.openai_judge_model, **common)
+    return Recaller(embedder=embedder, judge=judge, config=config,
+                    deadline_seconds=settings.recall_inline_deadline_ms / 1000, language=settings.search_language)

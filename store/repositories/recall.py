@@ -1,0 +1,242 @@
+"""Recall's reads and writes: the facts and passages a block holds, the graph's neighbours for the walk,
+each turn's recall block (placed, then distilled), and the walk the lane prepared for the next message.
+
+Every write is safe to repeat: a turn's block and a turn's prepared walk are written once, distill once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from engine.messages import StoredMessage
+from engine.recall.grouping import Recalled, RecalledFact, RecalledPassage
+from store.models import Entity, Memory, Message, Passage, RecallBlock, RecallWalk
+from store.models import Fact as FactRow
+
+__all__ = [
+    "BlockRow",
+    "blocks_in_view",
+    "distill_block",
+    "facts_by_ids",
+    "has_recallable",
+    "items_from_json",
+    "items_to_json",
+    "memory_turn",
+    "neighbours",
+    "passages_by_ids",
+    "prepared_walk",
+    "recall_blocks",
+    "save_block",
+    "save_walk",
+    "turn_block",
+    "turn_messages",
+]
+
+
+@dataclass(frozen=True)
+class BlockRow:
+    turn: int
+    before_seq: int
+    text: str
+    items: list[Recalled]
+    provenance: str
+    at: datetime
+    distilled_text: str | None
+    removed: bool
+    distilled_at: datetime | None
+    fact_ids: list[int]
+    passage_ids: list[int]
+    distilled_fact_ids: list[int] | None
+    distilled_passage_ids: list[int] | None
+
+
+def _usable() -> Any:
+    # Facts the graph holds: integrated, not folded into another (a retired one stays, for its earlier value).
+    return and_(FactRow.integrated_at.is_not(None), FactRow.merged_into.is_(None))
+
+
+async def memory_turn(session: AsyncSession, *, tenant_id: str, memory_id: str) -> tuple[int, int] | None:
+    """(pk, last turn) of the memory, read without its lock (recall searches before taking it)."""
+    row = (await session.execute(
+        select(Memory.id, Memory.last_turn).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+    )).one_or_none()
+    return None if row is None else (row[0], row[1])
+
+
+async def turn_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int, first_turn: int,
+                        last_turn: int) -> list[StoredMessage]:
+    """The messages of these turns, in seq order."""
+    rows = await session.execute(
+        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.turn >= first_turn,
+               Message.turn <= last_turn).order_by(Message.seq))
+    return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
+
+
+async def has_recallable(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> bool:
+    """Whether the memory holds anything recall could find: a young memory skips embedding altogether."""
+    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable())
+    passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk)
+    return bool((await session.execute(select(or_(facts, passages)))).scalar())
+
+
+async def facts_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
+                       ) -> dict[int, RecalledFact]:
+    """The facts, their entities under canonical names, and for each retired one the fact that replaced it
+    (keyed by its id too), so an earlier value is never shown alone."""
+    found = await _facts(session, tenant_id, memory_pk, FactRow.id.in_(list(ids)))
+    replacements = [f.retired_by for f in found.values() if f.retired_by]
+    if replacements:
+        found.update(await _facts(session, tenant_id, memory_pk, FactRow.fact_key.in_(replacements)))
+    return found
+
+
+async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, condition: Any) -> dict[int, RecalledFact]:
+    subject, obj = aliased(Entity), aliased(Entity)
+    rows = await session.execute(
+        select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
+               func.coalesce(obj.name, FactRow.object), FactRow.at, FactRow.first_turn, FactRow.last_turn,
+               FactRow.retired_by)
+        .outerjoin(subject, subject.id == FactRow.subject_entity_id)
+        .outerjoin(obj, obj.id == FactRow.object_entity_id)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(), condition)
+    )
+    return {i: RecalledFact(key=key, id=i, note=note, subject=s, object=o, at=at, first_turn=first,
+                            last_turn=last, retired_by=retired_by)
+            for i, key, note, s, o, at, first, last, retired_by in rows}
+
+
+async def neighbours(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_ids: Sequence[int],
+                     limit: int = 32) -> list[int]:
+    """Current facts across the entities of these facts (the walk's next level), newest first."""
+    ends = (await session.execute(
+        select(FactRow.subject_entity_id, FactRow.object_entity_id)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(list(fact_ids)))
+    )).all()
+    entity_ids = sorted({e for pair in ends for e in pair if e is not None})
+    if not entity_ids:
+        return []
+    rows = await session.execute(
+        select(FactRow.id)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(),
+               FactRow.retired_at.is_(None), FactRow.id.not_in(list(fact_ids)),
+               or_(FactRow.subject_entity_id.in_(entity_ids), FactRow.object_entity_id.in_(entity_ids)))
+        .order_by(FactRow.id.desc()).limit(limit)
+    )
+    return list(rows.scalars())
+
+
+async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
+                          ) -> dict[int, RecalledPassage]:
+    rows = await session.execute(
+        select(Passage.id, Passage.text, Passage.first_turn, Passage.last_turn, Passage.at)
+        .where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk, Passage.id.in_(list(ids)))
+    )
+    return {i: RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at) for i, t, a, b, at in rows}
+
+
+def items_to_json(items: Sequence[Recalled]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, RecalledFact):
+            out.append({"kind": "fact", "key": item.key, "id": item.id, "note": item.note, "subject": item.subject,
+                        "object": item.object, "at": item.at.isoformat(), "first_turn": item.first_turn,
+                        "last_turn": item.last_turn, "retired_by": item.retired_by, "part": item.part})
+        else:
+            out.append({"kind": "passage", "id": item.id, "text": item.text, "first_turn": item.first_turn,
+                        "last_turn": item.last_turn, "at": item.at.isoformat()})
+    return out
+
+
+def items_from_json(rows: Sequence[dict[str, Any]]) -> list[Recalled]:
+    items: list[Recalled] = []
+    for row in rows:
+        fields = {k: v for k, v in row.items() if k != "kind"}
+        fields["at"] = datetime.fromisoformat(fields["at"])
+        items.append(RecalledFact(**fields) if row["kind"] == "fact" else RecalledPassage(**fields))
+    return items
+
+
+def _ids(items: Sequence[Recalled]) -> tuple[list[int], list[int]]:
+    return ([i.id for i in items if isinstance(i, RecalledFact)],
+            [i.id for i in items if isinstance(i, RecalledPassage)])
+
+
+def save_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, turn: int, before_seq: int, text: str,
+               items: Sequence[Recalled], provenance: str, at: datetime) -> None:
+    """The turn's block as first placed (added to the caller's transaction)."""
+    fact_ids, passage_ids = _ids(items)
+    session.add(RecallBlock(memory_pk=memory_pk, tenant_id=tenant_id, turn=turn, before_seq=before_seq, text=text,
+                            fact_ids=fact_ids, passage_ids=passage_ids, items=items_to_json(items),
+                            provenance=provenance, at=at, removed=False))
+
+
+def _block(row: RecallBlock) -> BlockRow:
+    return BlockRow(turn=row.turn, before_seq=row.before_seq, text=row.text, items=items_from_json(row.items),
+                    provenance=row.provenance, at=row.at, distilled_text=row.distilled_text, removed=row.removed,
+                    distilled_at=row.distilled_at, fact_ids=list(row.fact_ids), passage_ids=list(row.passage_ids),
+                    distilled_fact_ids=row.distilled_fact_ids, distilled_passage_ids=row.distilled_passage_ids)
+
+
+async def turn_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, turn: int) -> BlockRow | None:
+    row = (await session.execute(
+        select(RecallBlock).where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk,
+                                  RecallBlock.turn == turn))).scalar_one_or_none()
+    return None if row is None else _block(row)
+
+
+async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[BlockRow]:
+    """Every turn's block, oldest first (the memory's state)."""
+    rows = await session.execute(
+        select(RecallBlock).where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk)
+        .order_by(RecallBlock.turn))
+    return [_block(row) for row in rows.scalars()]
+
+
+async def blocks_in_view(session: AsyncSession, *, tenant_id: str, memory_pk: int, from_seq: int) -> dict[int, str]:
+    """Blocks as the history carries them, by the seq they stand before: distilled text once distilled,
+    none once removed; only those standing at or after `from_seq` (the oldest message still in view)."""
+    rows = await session.execute(
+        select(RecallBlock.before_seq, func.coalesce(RecallBlock.distilled_text, RecallBlock.text))
+        .where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk,
+               RecallBlock.before_seq >= from_seq, RecallBlock.removed.is_(False)))
+    return {seq: text for seq, text in rows}
+
+
+async def distill_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, turn: int, text: str | None,
+                        kept: Sequence[Recalled], at: datetime) -> bool:
+    """Write the turn's distilled block (None: removed) unless distilled already; True when this call did."""
+    fact_ids, passage_ids = _ids(kept)
+    result = await session.execute(
+        update(RecallBlock)
+        .where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk, RecallBlock.turn == turn,
+               RecallBlock.distilled_at.is_(None))
+        .values(distilled_text=text, removed=text is None, distilled_fact_ids=fact_ids,
+                distilled_passage_ids=passage_ids, distilled_at=at))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def save_walk(session: AsyncSession, *, tenant_id: str, memory_pk: int, for_turn: int, after_seq: int,
+                    levels: Mapping[int, int], at: datetime) -> None:
+    await session.execute(
+        insert(RecallWalk).values(memory_pk=memory_pk, tenant_id=tenant_id, for_turn=for_turn, after_seq=after_seq,
+                                  levels=[[k, v] for k, v in levels.items()], at=at)
+        .on_conflict_do_nothing(index_elements=["memory_pk", "for_turn"]))
+
+
+async def prepared_walk(session: AsyncSession, *, tenant_id: str, memory_pk: int, for_turn: int
+                        ) -> dict[int, int] | None:
+    """The levels the lane prepared for this turn's message, in the order the walk reached them."""
+    levels = (await session.execute(
+        select(RecallWalk.levels).where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == memory_pk,
+                                        RecallWalk.for_turn == for_turn))).scalar_one_or_none()
+    # A list of pairs, not an object: JSONB keeps no key order.
+    return None if levels is None else {int(k): int(v) for k, v in levels}
