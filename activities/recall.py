@@ -81,11 +81,10 @@ class RecallActivities:
                     session, tenant_id=memory.tenant_id, memory_pk=pk, whole=Query(message, vectors[0]),
                     dialogue=Query(dialogue, vectors[1]), parts=[], language=self.language)
 
-                async def rate(ids: Sequence[int]) -> list[int]:
-                    facts = await recall.facts_by_ids(session, tenant_id=memory.tenant_id, memory_pk=pk, ids=ids)
-                    verdicts = await self.judge.rate_relevance(
-                        dialogue, [facts[i].note if i in facts else "" for i in ids], scope=scope)
-                    return [int(v.level) for v in verdicts]
+                async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
+                    context, texts = await recall.rating_texts(session, tenant_id=memory.tenant_id, memory_pk=pk,
+                                                               ids=ids, via=via, dialogue=dialogue)
+                    return [int(v.level) for v in await self.judge.rate_relevance(context, texts, scope=scope)]
 
                 async def near(ids: Sequence[int]) -> list[int]:
                     return await recall.neighbours(session, tenant_id=memory.tenant_id, memory_pk=pk, fact_ids=ids)

@@ -148,12 +148,14 @@ async def _plan(
     known: MemoryContents, now: datetime, found: Found | None = None,
 ) -> DecoratePlan:
     in_view = in_view_and_recent(history.messages, known.episodes, recent=RECENT_MESSAGES)
-    blocks: dict[int, str] = {}
+    blocks: dict[int, tuple[str, frozenset[int]]] = {}
     if ctx.recaller is not None and in_view:
         blocks = await recall.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory.id,
                                              from_seq=in_view[0].seq)
     view = StoredMemory(
-        messages=in_view, episodes=known.episodes, facts=known.facts, traces=known.traces, recall_blocks=blocks,
+        messages=in_view, episodes=known.episodes, facts=known.facts, traces=known.traces,
+        recall_blocks={seq: text for seq, (text, _) in blocks.items()},
+        recall_shown={seq: ids for seq, (_, ids) in blocks.items()},
     )
     # Only uncut history is ever cut: scores of units inside episodes are not needed.
     scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,

@@ -17,7 +17,7 @@ from engine.episodes import EpisodeState
 from engine.lane_names import workflow_id
 from engine.traces import episode_activations, fact_activations, significance
 from store.db import Database
-from store.repositories import export, graph, mechanism, memories
+from store.repositories import export, graph, mechanism, memories, recall
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         facts = await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
         counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
+        blocks = await recall.recall_blocks(session, tenant_id=tenant_id, memory_pk=memory.id)
     activations = episode_activations(episodes, traces, now)
     by_episode: dict[str, list[Any]] = {}
     for trace in traces:  # grouped once: a scan per episode is quadratic at thousands of episodes
@@ -73,6 +74,16 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
                 "significance": round(significance(by_episode.get(row.episode_key, ())), 6),
             }
             for row in rows
+        ],
+        "recall_blocks": [
+            {
+                "turn": b.turn, "before_seq": b.before_seq, "provenance": b.provenance, "at": b.at.isoformat(),
+                "placed": b.text, "fact_ids": b.fact_ids, "passage_ids": b.passage_ids,
+                "distilled": b.distilled_text, "distilled_fact_ids": b.distilled_fact_ids,
+                "distilled_passage_ids": b.distilled_passage_ids, "removed": b.removed,
+                "distilled_at": _iso(b.distilled_at),
+            }
+            for b in blocks
         ],
     }
 

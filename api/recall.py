@@ -94,7 +94,9 @@ class Recaller:
                 language=self.language)
             prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk, for_turn=last_turn + 1)
         rules = self.config.walk_rules()
-        known_kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
+        # The prepared walk's kept facts stand as rated; the message's own hits are rated afresh against it.
+        fresh = set(candidates.facts[:rules.per_step])
+        known_kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules) and k not in fresh}
         try:
             levels, passage_levels = await asyncio.wait_for(
                 walk_candidates(db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
@@ -144,11 +146,10 @@ async def walk_candidates(
     """The walk over the candidate facts (levels by fact id) and the passages' levels, in a session of its own
     so a deadline that cancels it leaves no other work half done."""
     async with db.session() as session:
-        async def rate(ids: Sequence[int]) -> list[int]:
-            facts = await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids)
-            verdicts = await judge.rate_relevance(dialogue, [facts[i].note if i in facts else "" for i in ids],
-                                                  scope=scope)
-            return [int(v.level) for v in verdicts]
+        async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
+            context, texts = await recall.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids,
+                                                       via=via, dialogue=dialogue)
+            return [int(v.level) for v in await judge.rate_relevance(context, texts, scope=scope)]
 
         async def near(ids: Sequence[int]) -> list[int]:
             return await recall.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)

@@ -144,6 +144,24 @@ class GraphPublic(BaseModel):
     passages: int
 
 
+class RecallBlockPublic(BaseModel):
+    """One turn's recall block: as first placed, and as distilled once the next user message came (None while
+    not yet distilled; `removed` when distill kept nothing)."""
+
+    turn: int
+    before_seq: int
+    provenance: Literal["prepared", "inline", "hits"]
+    at: str
+    placed: str
+    fact_ids: list[int]
+    passage_ids: list[int]
+    distilled: str | None
+    distilled_fact_ids: list[int] | None
+    distilled_passage_ids: list[int] | None
+    removed: bool
+    distilled_at: str | None
+
+
 class MemoryPublic(BaseModel):
     memory_id: str
     created_at: str
@@ -158,6 +176,7 @@ class MemoryPublic(BaseModel):
     facts_block: str | None = None
     note_ask: NoteAskPublic
     episodes: list[EpisodePublic]
+    recall_blocks: list[RecallBlockPublic] = []
 
 
 class ErasedPublic(BaseModel):

@@ -56,6 +56,8 @@ class StoredMemory:
     # Recall blocks as the history carries them, by the seq of the user message each stands before (distilled
     # text once distilled; a removed one is absent). They leave the view with their user message's episode.
     recall_blocks: Mapping[int, str] = field(default_factory=dict)
+    # The fact ids each of those blocks holds: a fact in a block still in view is not recalled again.
+    recall_shown: Mapping[int, frozenset[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -254,8 +256,11 @@ def decorate(
     items: tuple[Recalled, ...] = ()
     if recall is not None and recall_seq is not None:
         in_block = frozenset(f.id for f in facts_in_block(memory.facts, _sealed(episodes)))
+        visible = {m.seq for m in visible_messages(messages, episodes)} if memory.recall_shown else set()
+        shown = frozenset(i for seq, ids in memory.recall_shown.items() if seq in visible and seq != recall_seq
+                          for i in ids)
         text, kept = recall_block(recall, budget=config.recall_block_tokens, count_text=count_text,
-                                  in_facts_block=in_block)
+                                  in_facts_block=in_block, in_view=shown)
         blocks.pop(recall_seq, None)
         if text is not None:
             blocks[recall_seq], items = text, tuple(kept)

@@ -63,15 +63,16 @@ def render_recall_block(grouped: Grouped) -> str | None:
 
 def recall_block(
     ranked: Sequence[Recalled], *, budget: int, count_text: Callable[[str], int],
-    in_facts_block: frozenset[str] = frozenset(),
+    in_facts_block: frozenset[str] = frozenset(), in_view: frozenset[int] = frozenset(),
 ) -> tuple[str | None, list[Recalled]]:
-    """The block for items ranked best first, and the items it holds: those in the facts block left out, the
-    lowest-ranked trimmed until the block fits `budget` tokens, then grouped (grouping drops nothing)."""
+    """The block for items ranked best first, and the items it holds: those in the facts block or an earlier
+    block in view left out, the lowest-ranked trimmed until the block fits `budget` tokens, then grouped
+    (grouping drops nothing)."""
 
     def fits(items: Sequence[Recalled]) -> bool:
         text = render_recall_block(group(items))
         return text is None or count_text(text) <= budget
 
-    items = trim(admissible(ranked, in_facts_block=in_facts_block), fits)
+    items = trim(admissible(ranked, in_facts_block=in_facts_block, in_view=in_view), fits)
     grouped = group(items)
     return render_recall_block(grouped), grouped.items()

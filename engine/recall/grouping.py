@@ -69,13 +69,15 @@ def _identity(item: Recalled) -> tuple[str, str | int]:
     return ("fact", item.key) if isinstance(item, RecalledFact) else ("passage", item.id)
 
 
-def admissible(items: Sequence[Recalled], *, in_facts_block: frozenset[str] = frozenset()) -> list[Recalled]:
-    """What may be shown, in rank order: not in the facts block already, each once, and a retired fact only
-    when the fact that replaced it is shown too."""
+def admissible(items: Sequence[Recalled], *, in_facts_block: frozenset[str] = frozenset(),
+               in_view: frozenset[int] = frozenset()) -> list[Recalled]:
+    """What may be shown, in rank order: not in the facts block already (by key), nor in an earlier recall
+    block still in view (by id), each once, and a retired fact only when the fact that replaced it is shown."""
     seen: set[tuple[str, str | int]] = set()
     kept: list[Recalled] = []
     for item in items:
-        if _identity(item) in seen or (isinstance(item, RecalledFact) and item.key in in_facts_block):
+        if _identity(item) in seen or (isinstance(item, RecalledFact) and (
+                item.key in in_facts_block or item.id in in_view)):
             continue
         seen.add(_identity(item))
         kept.append(item)
@@ -122,11 +124,13 @@ def _newest_first(facts: Sequence[RecalledFact]) -> list[RecalledFact]:
 def _named(facts: Sequence[RecalledFact], earlier: dict[str, list[RecalledFact]]) -> Group:
     counts: Counter[str] = Counter()
     names: dict[str, str] = {}
+    subjects: Counter[str] = Counter(fold(f.subject) for f in facts)
     for fact in facts:
         for name in {fold(fact.subject): fact.subject, fold(fact.object): fact.object}.items():
             counts[name[0]] += 1
             names.setdefault(name[0], name[1])
-    top = min(counts, key=lambda n: (-counts[n], n))
+    # Most connected; among equals, the one facts speak about (a subject) before what they say of it.
+    top = min(counts, key=lambda n: (-counts[n], -subjects[n], n))
     return Group(names[top].strip() or top, _beside(_newest_first(facts), earlier))
 
 

@@ -3,7 +3,10 @@ enough leads on to the facts across its entities, so a bridge one step from the 
 keep level or above are shown.
 
 The loop is here once, pure: it takes "rate these facts" and "neighbours of these facts" as callables, so the
-lane's prepared walk and the hot path's inline walk are the same walk.
+lane's prepared walk and the hot path's inline walk are the same walk. Facts reached by leading on are rated
+with the facts that led to them (`via`): the answer to a two-hop question rarely looks relevant alone, but does
+beside its bridge. A fact rated lower as a search hit is rated again when a bridge reaches it; it keeps the
+higher level.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def is_kept(level: int, rules: WalkRules) -> bool:
 async def walk(
     seeds: Sequence[K],
     *,
-    rate: Callable[[Sequence[K]], Awaitable[Sequence[int]]],
+    rate: Callable[[Sequence[K], Sequence[K]], Awaitable[Sequence[int]]],
     neighbours: Callable[[Sequence[K]], Awaitable[Sequence[K]]],
     rules: WalkRules = WalkRules(),  # noqa: B008 - frozen
     known: Mapping[K, int] | None = None,
@@ -61,26 +64,29 @@ async def walk(
     levels: dict[K, int] = dict(known or {})
     expanded: set[K] = set(levels)
     frontier = list(dict.fromkeys(k for k in seeds if k not in levels))[:rules.per_step]
-    await _rate_into(levels, frontier, rate)
+    await _rate_into(levels, frontier, (), rate)
     leaders = [k for k in dict.fromkeys(seeds) if k in levels and k not in expanded and leads_on(levels[k], rules)]
     for _ in range(rules.steps):
         if not leaders:
             break
         expanded.update(leaders)
-        reached = [k for k in dict.fromkeys(await neighbours(leaders)) if k not in levels][:rules.per_step]
-        await _rate_into(levels, reached, rate)
-        leaders = [k for k in reached if leads_on(levels[k], rules)]
+        # Not yet rated, or rated below the keep level on their own: the bridge may change that.
+        reached = [k for k in dict.fromkeys(await neighbours(leaders))
+                   if k not in expanded and not is_kept(levels.get(k, -1), rules)][:rules.per_step]
+        await _rate_into(levels, reached, leaders, rate)
+        leaders = [k for k in reached if k not in expanded and leads_on(levels[k], rules)]
     return levels
 
 
-async def _rate_into(levels: dict[K, int], keys: Sequence[K], rate: Callable[[Sequence[K]], Awaitable[Sequence[int]]]
-                     ) -> None:
+async def _rate_into(levels: dict[K, int], keys: Sequence[K], via: Sequence[K],
+                     rate: Callable[[Sequence[K], Sequence[K]], Awaitable[Sequence[int]]]) -> None:
     if not keys:
         return
-    rated = list(await rate(keys))
+    rated = list(await rate(keys, via))
     if len(rated) != len(keys):
         raise ValueError(f"the judge rated {len(rated)} facts of {len(keys)}")
-    levels.update(zip(keys, rated, strict=True))
+    for key, level in zip(keys, rated, strict=True):
+        levels[key] = max(level, levels.get(key, level))
 
 
 def kept_in_order(levels: Mapping[K, int], rules: WalkRules) -> list[K]:

@@ -19,6 +19,8 @@ from store.models import (
     Message,
     NoteCall,
     Passage,
+    RecallBlock,
+    RecallWalk,
     Trace,
 )
 from store.models import Episode as EpisodeRow
@@ -40,6 +42,10 @@ SECTIONS: dict[str, tuple[Any, Any]] = {
     "entities": (Entity, Entity.id),
     "entity_aliases": (EntityAlias, EntityAlias.id),
     "passages": (Passage, Passage.id),
+    # Recall: each turn's block as first placed and as distilled (`distilled_text`, `removed`), with the fact
+    # and passage ids it held; and the walks the lane prepared, each fact's level by id.
+    "recall_blocks": (RecallBlock, RecallBlock.turn),
+    "recall_walks": (RecallWalk, RecallWalk.for_turn),
 }
 
 # Vectors and word indexes are derived from the text exported beside them; they would only bloat the export.

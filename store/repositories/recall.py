@@ -114,6 +114,17 @@ async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, conditio
             for i, key, note, s, o, at, first, last, retired_by in rows}
 
 
+async def rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int],
+                       via: Sequence[int], dialogue: str) -> tuple[str, list[str]]:
+    """What the judge reads to rate these facts: the dialogue (with the facts that led the walk to them, when
+    any) and each fact's sentence ("" for one gone meanwhile)."""
+    facts = await facts_by_ids(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=[*ids, *via])
+    if via:
+        bridges = "\n".join(f"- {facts[i].note}" for i in via if i in facts)
+        dialogue = f"{dialogue}\n\nKnown from earlier in this conversation:\n{bridges}"
+    return dialogue, [facts[i].note if i in facts else "" for i in ids]
+
+
 async def neighbours(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_ids: Sequence[int],
                      limit: int = 32) -> list[int]:
     """Current facts across the entities of these facts (the walk's next level), newest first."""
@@ -201,14 +212,17 @@ async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int
     return [_block(row) for row in rows.scalars()]
 
 
-async def blocks_in_view(session: AsyncSession, *, tenant_id: str, memory_pk: int, from_seq: int) -> dict[int, str]:
-    """Blocks as the history carries them, by the seq they stand before: distilled text once distilled,
-    none once removed; only those standing at or after `from_seq` (the oldest message still in view)."""
+async def blocks_in_view(session: AsyncSession, *, tenant_id: str, memory_pk: int, from_seq: int
+                         ) -> dict[int, tuple[str, frozenset[int]]]:
+    """Blocks as the history carries them, by the seq they stand before, with the fact ids they hold:
+    distilled once distilled, none once removed; only those standing at or after `from_seq` (the oldest
+    message still in view)."""
     rows = await session.execute(
-        select(RecallBlock.before_seq, func.coalesce(RecallBlock.distilled_text, RecallBlock.text))
+        select(RecallBlock.before_seq, func.coalesce(RecallBlock.distilled_text, RecallBlock.text),
+               func.coalesce(RecallBlock.distilled_fact_ids, RecallBlock.fact_ids))
         .where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk,
                RecallBlock.before_seq >= from_seq, RecallBlock.removed.is_(False)))
-    return {seq: text for seq, text in rows}
+    return {seq: (text, frozenset(ids)) for seq, text, ids in rows}
 
 
 async def distill_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, turn: int, text: str | None,

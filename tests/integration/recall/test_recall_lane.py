@@ -1,0 +1,106 @@
+"""Recall through the gateway and the lane, on facts written straight into the memories' graphs: the inline
+walk and then the prepared one, a tool loop reusing the turn's block, distill rewriting and removing blocks,
+and no memory's recall ever reading another memory's graph (same tenant, or another tenant)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from engine.blocks.recall_block import CLOSE, OPEN
+from store.db import Database
+from tests.integration.graph.graph_support import write_note
+from tests.integration.recall.talk import Talk, auth, lane_idle, recall_blocks
+
+STAGING = [
+    {"note": "The staging server deploy code is ZX-4471.", "subject": "staging server", "object": "ZX-4471"},
+    {"note": "Priya owns the staging server.", "subject": "Priya", "object": "staging server"},
+    {"note": "The marketing offsite is in Lisbon.", "subject": "marketing offsite", "object": "Lisbon"},
+    {"note": "The QA rota starts on Monday.", "subject": "QA rota", "object": "Monday"},
+    {"note": "Priya is on leave until March 3.", "subject": "Priya", "object": "leave"},
+    {"note": "The marketing offsite budget is 40,000 EUR.", "subject": "marketing offsite", "object": "budget"},
+]
+Q1 = "What is the deploy code for the staging server again?"
+Q2 = "How much is the marketing offsite budget?"
+
+
+async def _state(http: httpx.AsyncClient, key: str, memory_id: str) -> dict[str, Any]:
+    response = await http.get(f"/v1/memories/{memory_id}", headers=auth(key))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _before(request: dict[str, Any], user_text: str) -> str | None:
+    """The recall block standing right before the user message with this text, if any."""
+    messages = request["messages"]
+    index = next(i for i, m in enumerate(messages) if m.get("role") == "user" and m["content"] == user_text)
+    previous = messages[index - 1]
+    return previous["content"] if str(previous.get("content", "")).startswith(OPEN) else None
+
+
+async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
+    recall_http: httpx.AsyncClient, tenant: tuple[str, str], other_tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    other_id, other_key = other_tenant
+    talk = Talk(recall_http, key, "rc")
+    first = await talk.turn("Hello, let's get started on the launch plan.")
+    assert recall_blocks(first["request"]) == []  # nothing held yet: no block at all
+    # Another memory of this tenant, and another tenant's memory of the same name, hold rival codes.
+    await Talk(recall_http, key, "rc-other").turn("Hello.")
+    await Talk(recall_http, other_key, "rc").turn("Hello.")
+    await lane_idle(db, tenant_id)
+    now = datetime.now(UTC)
+    await write_note(db, tenant_id, "rc", "notes-rc", STAGING, now)
+    await write_note(db, tenant_id, "rc-other", "notes-other", [
+        {"note": "The staging server deploy code is QQ-9999.", "subject": "staging server", "object": "QQ-9999"}],
+        now)
+    await write_note(db, other_id, "rc", "notes-foreign", [
+        {"note": "The staging server deploy code is TT-1111.", "subject": "staging server", "object": "TT-1111"}],
+        now)
+    await lane_idle(db, tenant_id)
+    await lane_idle(db, other_id)
+
+    # Turn 2: nothing was prepared (the only reply came before any fact), so the walk runs inline.
+    talk.transcript.append({"role": "user", "content": Q1})
+    asked = await talk.decorate()
+    [(index, block)] = recall_blocks(asked["request"])
+    assert asked["request"]["messages"][index + 1] == {"role": "user", "content": Q1}
+    assert block.splitlines()[0] == OPEN and block.splitlines()[-1] == CLOSE
+    assert "ZX-4471" in block and "QQ-9999" not in block and "TT-1111" not in block, block
+    # A tool loop inside the turn carries the same block, and stores no second one.
+    await talk.report(asked, "Checking the records.", tool=True)
+    looped = await talk.decorate()
+    assert recall_blocks(looped["request"])[0][1] == block
+    await talk.report(looped, "The deploy code is ZX-4471.")
+    [placed] = (await _state(recall_http, key, "rc"))["recall_blocks"]
+    assert (placed["turn"], placed["provenance"], placed["placed"]) == (2, "inline", block)
+    assert placed["distilled"] is None and not placed["removed"]
+
+    # Turn 3: the lane prepared a walk after the reply; the new message finds it ready.
+    await lane_idle(db, tenant_id)
+    second = await talk.turn(Q2, "The budget is 40,000 EUR.")
+    prepared = _before(second["request"], Q2)
+    assert prepared is not None and "40,000 EUR" in prepared, prepared
+    # Facts still in view in turn 2's block are not recalled again.
+    assert "ZX-4471" not in prepared, prepared
+    await talk.turn("Thanks, that's all for now.")
+    await lane_idle(db, tenant_id)
+    blocks = {b["turn"]: b for b in (await _state(recall_http, key, "rc"))["recall_blocks"]}
+    assert blocks[3]["provenance"] == "prepared"
+
+    # Distill reread turn 2's block once turn 3 came: the code the reply said, and the owner the turn never
+    # used, are gone; nothing was left, so the block is removed.
+    assert "Priya owns the staging server." in blocks[2]["placed"]
+    assert blocks[2]["removed"] and blocks[2]["distilled"] is None and blocks[2]["distilled_fact_ids"] == []
+    # Turn 3's block, distilled when turn 4 came: the budget the reply said is gone; what is left (if
+    # anything) is what later requests carry before Q2, in place of the block as first placed.
+    third = blocks[3]
+    assert third["distilled_at"] is not None and "40,000 EUR" not in (third["distilled"] or "")
+    assert set(third["distilled_fact_ids"]) < set(third["fact_ids"])
+    follow = await talk.turn("One more thing: is the QA rota settled?")
+    # Later requests carry each block as distilled: nothing before Q1, turn 3's rewrite (or nothing) before Q2.
+    assert _before(follow["request"], Q1) is None
+    assert _before(follow["request"], Q2) == third["distilled"]
