@@ -30,7 +30,7 @@ from store.repositories.recall_search import Query, search_candidates
 __all__ = ["RecallActivities"]
 
 # What the judge reads of a turn: the start of its messages (the user message and the reply come first).
-DIALOGUE_CHARS = 2000
+DIALOGUE_CHARS = 1200
 CONVERSATION_CHARS = 4000
 
 

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 # The recent conversation searched with the message: this many items before it, this many characters.
 DIALOGUE_ITEMS = 6
-DIALOGUE_CHARS = 2000
+DIALOGUE_CHARS = 1200
 
 
 @dataclass(frozen=True)

@@ -254,6 +254,7 @@ def decorate(
     recall_seq = _turn_user_seq(messages, turn)
     blocks = dict(memory.recall_blocks)
     items: tuple[Recalled, ...] = ()
+    shown: frozenset[int] = frozenset()
     if recall is not None and recall_seq is not None:
         in_block = frozenset(f.id for f in facts_in_block(memory.facts, _sealed(episodes)))
         visible = {m.seq for m in visible_messages(messages, episodes)} if memory.recall_shown else set()
@@ -265,9 +266,10 @@ def decorate(
         if text is not None:
             blocks[recall_seq], items = text, tuple(kept)
     current = blocks.get(recall_seq) if recall_seq is not None else None
+    placed_tokens = count_text(current) if current is not None else 0
     fixed = _fixed(request, turn, count_text)
     if current is not None:
-        fixed = _Fixed(fixed.tokens + count_text(current), fixed.note_reserve)
+        fixed = _Fixed(fixed.tokens + placed_tokens, fixed.note_reserve)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
                        count_text, {seq: count_text(text) for seq, text in blocks.items() if seq != recall_seq})
@@ -302,6 +304,20 @@ def decorate(
             e.tokens for e in episodes if e.state is EpisodeState.LEAVING
         )
 
+    if recall is not None and recall_seq is not None:
+        # A fade in this call may have forgotten facts the block left out as shown in the facts block: they
+        # are written again, so what the message touches is in front of the model once, one way or the other.
+        in_block = frozenset(f.id for f in facts_in_block(memory.facts, _sealed(episodes)))
+        text, kept = recall_block(recall, budget=config.recall_block_tokens, count_text=count_text,
+                                  in_facts_block=in_block, in_view=shown)
+        if text != current:
+            blocks.pop(recall_seq, None)
+            items = ()
+            if text is not None:
+                blocks[recall_seq], items = text, tuple(kept)
+            current = text
+            resized = count_text(text) if text is not None else 0
+            fixed = _Fixed(fixed.tokens - placed_tokens + resized, fixed.note_reserve)
     ask_turns = _note_ask_turns(episodes)
     assembled = _assemble(request, memory, episodes, sizes, ask_turns, blocks)
     view_tokens = sizes.of(episodes)

@@ -12,7 +12,7 @@ import pytest
 from config.settings import Settings
 from tests.support import free_port, serve_gateway
 
-RECALL_CEILING = 8000
+RECALL_CEILING = 4000
 
 
 @pytest.fixture(scope="session")

@@ -38,8 +38,9 @@ class Talk:
     http: httpx.AsyncClient
     key: str
     memory_id: str
-    # Called at each note ask with the asked turns; returns the notes to write (empty: nothing worth keeping).
-    notes: Callable[[list[int]], list[Note]] = lambda turns: []
+    # Called at each note ask with the asked turns; returns the notes to write (empty: nothing worth keeping;
+    # None: the model ignores the ask).
+    notes: Callable[[list[int]], list[Note] | None] = lambda turns: []
     transcript: list[dict[str, Any]] = field(default_factory=list)
     decorations: list[dict[str, Any]] = field(default_factory=list)
 
@@ -59,9 +60,9 @@ class Talk:
 
     async def report(self, body: dict[str, Any], text: str, *, tool: bool = False) -> None:
         calls = []
-        if body["note_ask_turns"]:
-            notes = self.notes(body["note_ask_turns"]) or [{"note": "", "subject": "", "object": "",
-                                                            "milestone": False}]
+        notes = self.notes(body["note_ask_turns"]) if body["note_ask_turns"] else None
+        if notes is not None:
+            notes = notes or [{"note": "", "subject": "", "object": "", "milestone": False}]
             calls.append({"id": f"call_note_{len(self.decorations)}", "type": "function",
                           "function": {"name": "note", "arguments": json.dumps({"notes": notes})}})
         if tool:
