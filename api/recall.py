@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from config.settings import Settings
 from engine.config import MechanismConfig
 from engine.messages import item_kind
 from engine.recall.grouping import Recalled
@@ -22,14 +21,13 @@ from engine.recall.parts import split_parts
 from engine.recall.walk import is_kept, kept_in_order, walk
 from engine.texts import item_text
 from providers.embedder import Embedder
-from providers.factory import make_embedder, make_judge
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
 from store.repositories import recall
 from store.repositories.recall_search import Candidates, Query, search_candidates
 
-__all__ = ["Found", "Recaller", "build_recaller", "new_user_text"]
+__all__ = ["Found", "Recaller", "new_user_text"]
 
 log = logging.getLogger(__name__)
 
@@ -163,18 +161,3 @@ async def walk_candidates(
                                                   scope=scope)
             passage_levels = {p: int(v.level) for p, v in zip(shown, verdicts, strict=True)}
     return levels, passage_levels
-
-
-def build_recaller(settings: Settings, config: MechanismConfig) -> Recaller | None:
-    """The gateway's recall, or None when `LETHE_RECALL` is off (decorate then is what it was without it)."""
-    if not settings.recall:
-        return None
-    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-    common: dict[str, Any] = {"openai_base_url": settings.openai_base_url, "openai_api_key": api_key,
-                              "openai_timeout_seconds": settings.openai_timeout_seconds,
-                              "openai_max_retries": settings.openai_max_retries}
-    embedder = make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
-                             openai_model=settings.openai_embedding_model, **common)
-    judge = make_judge(kind=settings.judge, embedder=embedder, openai_model=settings.openai_judge_model, **common)
-    return Recaller(embedder=embedder, judge=judge, config=config,
-                    deadline_seconds=settings.recall_inline_deadline_ms / 1000, language=settings.search_language)
