@@ -85,8 +85,14 @@ def admissible(items: Sequence[Recalled], *, in_facts_block: frozenset[str] = fr
 
 
 def _with_replacements(items: Sequence[Recalled]) -> list[Recalled]:
-    shown = {item.key for item in items if isinstance(item, RecalledFact)}
-    return [i for i in items if not (isinstance(i, RecalledFact) and i.retired_by and i.retired_by not in shown)]
+    # Until nothing changes: dropping an earlier value may leave the one it replaced without its replacement.
+    kept = list(items)
+    while True:
+        shown = {item.key for item in kept if isinstance(item, RecalledFact)}
+        fewer = [i for i in kept if not (isinstance(i, RecalledFact) and i.retired_by and i.retired_by not in shown)]
+        if len(fewer) == len(kept):
+            return kept
+        kept = fewer
 
 
 def trim(items: Sequence[Recalled], fits: Callable[[Sequence[Recalled]], bool]) -> list[Recalled]:
