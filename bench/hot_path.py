@@ -5,9 +5,9 @@ API itself (past turns imported 25 to a decorate, the last ones live; a model th
 then times decorate and report server-side (the gateway's `Server-Timing` header) for a run of further
 turns, each sending only its new message. The worker runs in the same process, as in `lethe dev`.
 
-    .venv/bin/python bench/hot_path.py [--sizes 1000 10000] [--samples 200]
+    .venv/bin/python bench/hot_path.py [--sizes 1000 10000] [--samples 200] [--recall on|off]
 
-Prints a table and writes bench/results/hot_path.json.
+Prints a table and writes bench/results/hot_path.json (hot_path_recall_off.json with `--recall off`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _start_stack(data_dir: Path) -> tuple[subprocess.Popen[str], str, str]:
-    env = {**os.environ, "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(_free_port()),
+def _start_stack(data_dir: Path, recall: str = "on") -> tuple[subprocess.Popen[str], str, str]:
+    env = {**os.environ, "LETHE_RECALL": "true" if recall == "on" else "false",
+           "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(_free_port()),
            "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{_free_port()}", "LETHE_TEMPORAL_UI_PORT": str(_free_port())}
     proc = subprocess.Popen([str(Path(sys.executable).parent / "lethe"), "dev"], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -148,12 +149,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--recall", choices=["on", "off"], default="on",
+                        help="recall for each new user message (LETHE_RECALL); off times decorate without it")
     args = parser.parse_args()
 
     data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-"))
     data_dir.chmod(0o755)
-    proc, url, key = _start_stack(data_dir / "state")
-    results: dict[str, Any] = {"sizes": {}, "samples": args.samples, "machine": {"cpus": os.cpu_count()}}
+    proc, url, key = _start_stack(data_dir / "state", args.recall)
+    results: dict[str, Any] = {"sizes": {}, "samples": args.samples, "recall": args.recall,
+                               "machine": {"cpus": os.cpu_count()}}
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600) as client:
             for size in args.sizes:
@@ -194,7 +198,8 @@ def main() -> None:
             sizes[-1]["decorate_ms"]["p99"] / sizes[0]["decorate_ms"]["p99"], 2)
         print(f"decorate p99 ratio, largest to smallest: {results['decorate_p99_ratio_largest_to_smallest']}")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "hot_path.json").write_text(json.dumps(results, indent=2) + "\n")
+    name = "hot_path.json" if args.recall == "on" else "hot_path_recall_off.json"
+    (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@ from typing import Any
 
 import httpx
 
+from api.recall import Recaller
 from engine.blocks.recall_block import CLOSE, OPEN
+from engine.config import MechanismConfig
+from providers.factory import make_embedder
+from providers.local_judge import LocalJudge
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
 from tests.integration.recall.talk import Talk, auth, lane_idle, recall_blocks
@@ -22,6 +26,7 @@ STAGING = [
     {"note": "Priya is on leave until March 3.", "subject": "Priya", "object": "leave"},
     {"note": "The marketing offsite budget is 40,000 EUR.", "subject": "marketing offsite", "object": "budget"},
 ]
+EMBEDDER = make_embedder()
 Q1 = "What is the deploy code for the staging server again?"
 Q2 = "How much is the marketing offsite budget?"
 
@@ -70,6 +75,11 @@ async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
     assert asked["request"]["messages"][index + 1] == {"role": "user", "content": Q1}
     assert block.splitlines()[0] == OPEN and block.splitlines()[-1] == CLOSE
     assert "ZX-4471" in block and "QQ-9999" not in block and "TT-1111" not in block, block
+    # Past the inline deadline, the search hits are used as they are (here: a deadline of nothing at all).
+    hurried = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=0)
+    found = await hurried.find(db, tenant_id=tenant_id, memory_id="rc", history=[{"role": "user", "content": Q1}])
+    assert found is not None and found.provenance == "hits"
+    assert any("ZX-4471" in getattr(item, "note", "") for item in found.items)
     # A tool loop inside the turn carries the same block, and stores no second one.
     await talk.report(asked, "Checking the records.", tool=True)
     looped = await talk.decorate()
