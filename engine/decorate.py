@@ -20,7 +20,6 @@ from typing import Any
 from engine.assembly import Block, assemble
 from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
-from engine.blocks.recall_block import recall_block
 from engine.budget import Budget, budget_for
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut_closed
@@ -37,6 +36,7 @@ from engine.fade import (
 )
 from engine.messages import StoredMessage, instruction_items
 from engine.recall.grouping import Recalled
+from engine.recall.placing import Placing, block_budget
 from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
 from engine.units import current_turn, units_of
@@ -252,27 +252,23 @@ def decorate(
     episodes = list(memory.episodes)
     transitions = _seal_acknowledged(episodes, turn)
     recall_seq = _turn_user_seq(messages, turn)
-    blocks = dict(memory.recall_blocks)
-    items: tuple[Recalled, ...] = ()
-    shown: frozenset[int] = frozenset()
+    # Earlier turns' blocks stand in the view; this turn's counts with what no fade can shrink.
+    blocks = {seq: text for seq, text in memory.recall_blocks.items() if seq != recall_seq}
+    placing: Placing | None = None
+    current = memory.recall_blocks.get(recall_seq) if recall_seq is not None else None
     if recall is not None and recall_seq is not None:
-        in_block = frozenset(f.id for f in facts_in_block(memory.facts, _sealed(episodes)))
         visible = {m.seq for m in visible_messages(messages, episodes)} if memory.recall_shown else set()
-        shown = frozenset(i for seq, ids in memory.recall_shown.items() if seq in visible and seq != recall_seq
-                          for i in ids)
-        text, kept = recall_block(recall, budget=config.recall_block_tokens, count_text=count_text,
-                                  in_facts_block=in_block, in_view=shown)
-        blocks.pop(recall_seq, None)
-        if text is not None:
-            blocks[recall_seq], items = text, tuple(kept)
-    current = blocks.get(recall_seq) if recall_seq is not None else None
+        placing = Placing(recall, in_view=frozenset(
+            i for seq, ids in memory.recall_shown.items() if seq in visible and seq != recall_seq for i in ids),
+            budget=block_budget(config), count_text=count_text)
+        placing.place(_block_keys(memory.facts, episodes))
+        current = placing.text
     placed_tokens = count_text(current) if current is not None else 0
     fixed = _fixed(request, turn, count_text)
-    if current is not None:
-        fixed = _Fixed(fixed.tokens + placed_tokens, fixed.note_reserve)
+    fixed = _Fixed(fixed.tokens + placed_tokens, fixed.note_reserve)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
-                       count_text, {seq: count_text(text) for seq, text in blocks.items() if seq != recall_seq})
+                       count_text, {seq: count_text(text) for seq, text in blocks.items()})
     transitions += _seal_if_past_ceiling(episodes, fixed.tokens, sizes, budget.ceiling,
                                          episode_activations(episodes, memory.traces, now))
 
@@ -304,24 +300,25 @@ def decorate(
             e.tokens for e in episodes if e.state is EpisodeState.LEAVING
         )
 
-    if recall is not None and recall_seq is not None:
-        # A fade in this call may have forgotten facts the block left out as shown in the facts block: they
-        # are written again, so what the message touches is in front of the model once, one way or the other.
-        in_block = frozenset(f.id for f in facts_in_block(memory.facts, _sealed(episodes)))
-        text, kept = recall_block(recall, budget=config.recall_block_tokens, count_text=count_text,
-                                  in_facts_block=in_block, in_view=shown)
-        if text != current:
-            blocks.pop(recall_seq, None)
-            items = ()
-            if text is not None:
-                blocks[recall_seq], items = text, tuple(kept)
-            current = text
-            resized = count_text(text) if text is not None else 0
-            fixed = _Fixed(fixed.tokens - placed_tokens + resized, fixed.note_reserve)
+    if placing is not None:
+        # This call's fade may have forgotten facts the block left out as shown in the facts block: placed
+        # again, what the message touches is in front of the model once, one way or the other.
+        fixed = _Fixed(fixed.tokens + placing.place(_block_keys(memory.facts, episodes)), fixed.note_reserve)
     ask_turns = _note_ask_turns(episodes)
-    assembled = _assemble(request, memory, episodes, sizes, ask_turns, blocks)
     view_tokens = sizes.of(episodes)
     sent = fixed.tokens - (0 if ask_turns else fixed.note_reserve) + view_tokens
+    if sent > budget.ceiling and (placing.tokens if placing is not None else placed_tokens):
+        # Recall never makes a decorate fail: its block shrinks to what fits, or goes for this call.
+        shrink = placing.place(_block_keys(memory.facts, episodes), budget=placing.tokens - (sent - budget.ceiling)) \
+            if placing is not None else -placed_tokens
+        fixed = _Fixed(fixed.tokens + shrink, fixed.note_reserve)
+        sent += shrink
+        current = placing.text if placing is not None else None
+    if placing is not None:
+        current = placing.text
+    if current is not None and recall_seq is not None:
+        blocks[recall_seq] = current
+    assembled = _assemble(request, memory, episodes, sizes, ask_turns, blocks)
     if sent > budget.ceiling:
         field = "messages" if "messages" in request else "input"
         raise OverCeiling(
@@ -334,8 +331,13 @@ def decorate(
         new_traces=tuple(encoding_trace(e) for e in new_episodes), transitions=tuple(transitions),
         note_ask_turns=ask_turns, slept=slept, sleep_owed=sleep_due and not slept, budget=budget,
         view_tokens=view_tokens, projected_view=projected, estimated_tokens=sent,
-        recall_block=current if items else None, recall_items=items, recall_seq=recall_seq,
+        recall_block=placing.text if placing is not None else None,
+        recall_items=placing.items if placing is not None else (), recall_seq=recall_seq,
     )
+
+
+def _block_keys(facts: Sequence[Fact], episodes: Sequence[Episode]) -> frozenset[str]:
+    return frozenset(f.id for f in facts_in_block(facts, _sealed(episodes)))
 
 
 def _note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:

@@ -215,3 +215,16 @@ def test_earlier_blocks_stay_before_their_messages_and_count_in_the_view() -> No
     assert contents[contents.index(text) + 1] == items[2]["content"]  # turn 2's user message
     assert plan.view_tokens > bare.view_tokens
     assert MechanismConfig().walk_rules().keep_level == RELEVANT
+
+
+def test_recall_never_makes_a_decorate_fail_its_block_shrinks_to_fit_the_ceiling() -> None:
+    items, memory, _ = _sealed_memory()
+    bare = decorate(request("chat", items), memory, now=T0)
+    config = MechanismConfig(ceiling_tokens=bare.estimated_tokens + 120, recall_block_max_fraction=1.0,
+                             default_room_for_next_call=10, default_typical_turn=10)
+    many = [RecalledFact(f"k{i}", i, f"Record {i} about the tax table " + "detail " * 10, "tax table", f"x{i}",
+                         T0, 1, 1) for i in range(2, 40)]
+    plan = decorate(request("chat", items), memory, now=T0, config=config, recall=many)
+    assert plan.estimated_tokens <= config.ceiling_tokens
+    assert plan.recall_block is not None and 0 < len(plan.recall_items) < len(many)
+    assert [i.key for i in plan.recall_items] == [f.key for f in many[:len(plan.recall_items)]]
