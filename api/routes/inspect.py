@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import inspector
-from api.deps import ClockDep, DatabaseDep, MemoryIdDep, SettingsDep, TenantDep
+from api.deps import ClockDep, DatabaseDep, MemoryIdDep, OptionsDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
 from api.openapi import TENANT, errors
 from engine.errors import InvalidInput
@@ -81,11 +81,11 @@ async def facts(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -
 
 @router.get("/{memory_id}/workflow", response_model=WorkflowPublic, responses=errors(*TENANT, 404))
 async def workflow(
-    memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, settings: SettingsDep
+    memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, options: OptionsDep
 ) -> dict[str, Any]:
     """The memory's Temporal workflow id, and its page in the Temporal UI when LETHE_TEMPORAL_UI_URL is set."""
     return await inspector.workflow_link(db, tenant_id=tenant_id, memory_id=memory_id,
-                                         namespace=settings.temporal_namespace, ui_url=settings.temporal_ui_url)
+                                         namespace=options.temporal_namespace, ui_url=options.temporal_ui_url)
 
 
 class _Policy:
