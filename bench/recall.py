@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from hot_path import RESULTS, _start_stack  # noqa: E402
 from recall_baselines import Baselines  # noqa: E402
 from recall_conversation import Conversation, Fact, Turn, generate  # noqa: E402
-from recall_scoring import Tally, find_recall_block, request_texts, sentences, shows  # noqa: E402
+from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
 
 from providers.embedder import LocalEmbedder  # noqa: E402
 from providers.tokens import TiktokenCounter  # noqa: E402
@@ -180,8 +180,9 @@ def main() -> None:
                     waited += run.wait_for_lane()
                     baselines.question(question)
                 answer = run.turn(turn)
-                texts = request_texts(answer["request"].get("messages") or answer["request"].get("input") or [])
-                block = find_recall_block(texts)
+                messages = answer["request"].get("messages") or answer["request"].get("input") or []
+                texts = request_texts(messages)
+                block = current_recall_block(messages)
                 if question is not None:
                     lethe.question(question, texts, counter.count_text(block) if block else None)
                     recent = _recent_fact(conversation, turn.number)

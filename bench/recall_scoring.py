@@ -14,7 +14,8 @@ from typing import Any
 
 from recall_conversation import Conversation, Fact, Question
 
-__all__ = ["RECALL_END", "RECALL_HEAD", "Tally", "find_recall_block", "request_texts", "sentences", "shows"]
+__all__ = ["RECALL_END", "RECALL_HEAD", "Tally", "current_recall_block", "find_recall_block", "request_texts",
+           "sentences", "shows"]
 
 RECALL_HEAD = "[recalled from earlier in this conversation]"
 RECALL_END = "[end of recalled records]"
@@ -51,6 +52,20 @@ def sentences(texts: Iterable[str]) -> list[str]:
 def shows(said: Sequence[str], fact: Fact) -> bool:
     keys = [k.lower() for k in fact.keys]
     return any(all(k in s for k in keys) for s in said)
+
+
+def current_recall_block(messages: Sequence[Any]) -> str | None:
+    """This turn's recall block: in the instructions just before the last user message. Blocks of earlier
+    turns stay in the history they were placed in (and count as in front), but are not this turn's."""
+    last_user = max((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"),
+                    default=-1)
+    texts: list[str] = []
+    index = last_user - 1
+    while index >= 0 and isinstance(messages[index], dict) and messages[index].get("role") in ("system",
+                                                                                                 "developer"):
+        _strings(messages[index], texts)
+        index -= 1
+    return find_recall_block(texts)
 
 
 def find_recall_block(texts: Iterable[str]) -> str | None:
