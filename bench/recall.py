@@ -107,13 +107,15 @@ class LetheRun:
         self._report(turn, second, _reply(self.conversation, second, turn.reply), 40)
         return first
 
-    def wait_for_lane(self, timeout: float = 45.0) -> float:
+    def wait_for_lane(self, timeout: float) -> float:
         """Until every fact written so far is in the graph (or `timeout`); returns the seconds waited."""
         started = time.monotonic()
-        while time.monotonic() - started < timeout:
+        while True:
             facts = self.client.get(f"/v1/memories/{MEMORY}/facts").json()["facts"]
             if all(f.get("integrated_at") for f in facts):
                 return time.monotonic() - started
+            if time.monotonic() - started >= timeout:
+                break
             time.sleep(0.5)
         self.lane_timeouts += 1
         return time.monotonic() - started
@@ -146,7 +148,12 @@ def main() -> None:
     parser.add_argument("--ceiling", type=int, default=6000)
     parser.add_argument("--turns", type=int, default=None)
     parser.add_argument("--no-mem0", action="store_true", help="leave the mem0 peer out")
+    parser.add_argument("--lane-wait-budget", type=float, default=None,
+                        help="most seconds, in all, spent waiting before questions for facts to reach the graph "
+                             "(at most 30 s a question; default 90 with --quick, else 180)")
     args = parser.parse_args()
+    if args.lane_wait_budget is None:
+        args.lane_wait_budget = 90.0 if args.quick else 180.0
     turns = args.turns or (140 if args.quick else 320)
     counter = TiktokenCounter()
     conversation = generate(seed=args.seed, turns=turns, ceiling_tokens=args.ceiling,
@@ -177,7 +184,7 @@ def main() -> None:
             for turn in conversation.turns:
                 question = questions.get(turn.number)
                 if question is not None:
-                    waited += run.wait_for_lane()
+                    waited += run.wait_for_lane(max(0.0, min(30.0, args.lane_wait_budget - waited)))
                     baselines.question(question)
                 answer = run.turn(turn)
                 messages = answer["request"].get("messages") or answer["request"].get("input") or []
@@ -226,7 +233,8 @@ def main() -> None:
         print(f"WARNING: Lethe counted {state['turns']} turns, the conversation has {turns}", flush=True)
     _print_table(results)
     print(f"\n{turns} turns over {results['conversation_days']} days, ceiling {args.ceiling}; Lethe: "
-          f"{results['lethe_state']}; {results['seconds']} s (lane waits {results['lane_wait_seconds']} s)")
+          f"{results['lethe_state']}; {results['seconds']} s (lane waits {results['lane_wait_seconds']} s, "
+          f"{run.lane_timeouts} questions asked before every fact was in the graph)")
     print(f"check of the check: a fact of the last 6 turns is in front of Lethe's model at "
           f"{_fmt(results['lethe_recent_fact_in_front'])} of question turns ({len(control)} with one)")
     if results["mem0"]:
