@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import statistics
 import time
@@ -35,11 +36,12 @@ class Baselines:
         self.tallies = {name: Tally(name, conversation) for name in ("truncation", "vector")}
         self._empty = counter.count_request({"model": model, "messages": []})
         self.peer: Any = None
+        self._postgres: Any = None
         self.mem0_ms: dict[str, list[float]] = {"add": [], "search": []}
         self.same_top = 0  # questions where mem0's top 5 are the vector baseline's top 5
         if postgres_dir is not None:
             self.tallies["mem0"] = Tally("mem0", conversation)
-            self.peer = _mem0_peer(postgres_dir, embedder)
+            self._postgres, self.peer = _mem0_peer(postgres_dir, embedder)
 
     def _size(self, message: dict[str, Any]) -> int:
         return self.counter.count_request({"model": self.model, "messages": [message]}) - self._empty
@@ -104,9 +106,14 @@ class Baselines:
     def close(self) -> None:
         if self.peer is not None:
             self.peer.close()
+        if self._postgres is not None:
+            # Let go of our handle now, before lethe dev stops the server and the bench removes its directory:
+            # at exit pgserver would write its lock file back into the removed directory.
+            self._postgres._cleanup()
+            atexit.unregister(self._postgres._cleanup)
 
 
-def _mem0_peer(postgres_dir: Path, embedder: Any) -> Any:
+def _mem0_peer(postgres_dir: Path, embedder: Any) -> tuple[Any, Any]:
     """mem0 in its own database of the stack's running Postgres (found through its data directory)."""
     os.environ.setdefault("XDG_RUNTIME_DIR", str(postgres_dir.parent / "run"))  # as lethe dev has it
     import pgserver
@@ -117,4 +124,4 @@ def _mem0_peer(postgres_dir: Path, embedder: Any) -> Any:
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'mem0_bench'").fetchone():
             conn.execute("CREATE DATABASE mem0_bench")
-    return Mem0Peer(server.get_uri("mem0_bench"), embedder)
+    return server, Mem0Peer(server.get_uri("mem0_bench"), embedder)
