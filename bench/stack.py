@@ -1,0 +1,154 @@
+"""The embedded stack every bench runs against: `lethe dev` on free ports with a throwaway data directory.
+
+    with running_stack("lethe-bench-", LETHE_CEILING_TOKENS="32000") as stack:
+        with stack.client() as client: ...
+
+`lethe dev` runs the gateway in its own process and the worker as a child process of it (it prints the
+worker's pid), so a bench can read each one's CPU and RSS apart; Postgres and Temporal are processes of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+__all__ = ["Stack", "cpu_seconds", "free_port", "rss_mb", "running_stack", "start_stack", "stop_stack",
+           "wait_for_lane"]
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+_WORKER = re.compile(r"worker started \(pid (\d+)\)")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Stack:
+    proc: subprocess.Popen[str]
+    url: str
+    key: str
+    data_dir: Path
+    # The latest worker `lethe dev` started (it starts another if one dies).
+    worker_pid: int | None = None
+    log_tail: list[str] = field(default_factory=list)
+
+    @property
+    def gateway_pid(self) -> int:
+        return self.proc.pid
+
+    def client(self, timeout: float = 600) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.key}"}, timeout=timeout)
+
+    def postgres_url(self) -> str:
+        """The stack's own Postgres (pgvector), as a plain libpq URL, for peers measured beside Lethe."""
+        import pgserver  # the same embedded server, found again by its data directory
+
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.data_dir / "run"))  # as store/embedded.py does
+
+        return str(pgserver.get_server(self.data_dir / "postgres", cleanup_mode=None).get_uri())
+
+
+def start_stack(data_dir: Path, env: dict[str, str] | None = None) -> Stack:
+    environ = {**os.environ, "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(free_port()),
+               "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}", "LETHE_TEMPORAL_UI_PORT": str(free_port()),
+               **(env or {})}
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "lethe"), "dev"], env=environ, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output = ""
+    while "Ctrl-C stops everything." not in output:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line and proc.poll() is not None:
+            raise SystemExit(f"lethe dev failed:\n{output}")
+        output += line
+    key = re.search(r"API key\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    url = re.search(r"gateway\s+(\S+)", output).group(1)  # type: ignore[union-attr]
+    stack = Stack(proc, url, key, data_dir)
+    _note_worker(stack, output)
+    # Keep reading its log: a full pipe would block the stack's next write, and with it a call in progress.
+    threading.Thread(target=_drain, args=(stack,), daemon=True).start()
+    return stack
+
+
+def _note_worker(stack: Stack, text: str) -> None:
+    for match in _WORKER.finditer(text):
+        stack.worker_pid = int(match.group(1))
+
+
+def _drain(stack: Stack) -> None:
+    for line in stack.proc.stdout or ():
+        _note_worker(stack, line)
+        stack.log_tail = [*stack.log_tail[-49:], line]
+
+
+def stop_stack(stack: Stack) -> None:
+    stack.proc.send_signal(signal.SIGINT)
+    try:
+        stack.proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        stack.proc.kill()
+
+
+@contextmanager
+def running_stack(prefix: str = "lethe-bench-", **env: str) -> Iterator[Stack]:
+    """A stack with these LETHE_* settings on top of the environment's, stopped and erased afterwards."""
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    data_dir.chmod(0o755)
+    stack = start_stack(data_dir / "state", env)
+    try:
+        yield stack
+    finally:
+        stop_stack(stack)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User plus system CPU of a process so far (0 when it is gone)."""
+    import psutil
+
+    try:
+        times = psutil.Process(pid).cpu_times() if pid else None
+    except psutil.Error:
+        return 0.0
+    return times.user + times.system if times else 0.0
+
+
+def rss_mb(pid: int | None) -> float:
+    import psutil
+
+    try:
+        return round(psutil.Process(pid).memory_info().rss / 2**20, 1) if pid else 0.0
+    except psutil.Error:
+        return 0.0
+
+
+def wait_for_lane(stack: Stack, timeout: float, quiet: float = 0.25, every: float = 1.0) -> float:
+    """Wait until the worker's CPU goes quiet (under `quiet` of a core for two readings in a row): the lane has
+    caught up with what was sent. Returns the seconds waited (`timeout` when it never went quiet)."""
+    started = time.monotonic()
+    last, calm = cpu_seconds(stack.worker_pid), 0
+    while time.monotonic() - started < timeout:
+        time.sleep(every)
+        now = cpu_seconds(stack.worker_pid)
+        calm = calm + 1 if now - last < quiet * every else 0
+        last = now
+        if calm >= 2:
+            break
+    return time.monotonic() - started
