@@ -20,13 +20,14 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-sys.path[:0] = [str(Path(__file__).resolve().parent)]
+sys.path.append(str(Path(__file__).resolve().parent))
 
 from stack import RESULTS, Stack, running_stack, wait_for_lane  # noqa: E402
 from stats import summary  # noqa: E402
@@ -35,7 +36,7 @@ FILLER = "The rollout plan keeps the pricing table, the refund line and the tax 
 DEFAULT_CEILING = 200_000
 
 
-def _note(turns: list[int]) -> dict[str, Any]:
+def note_call(turns: list[int]) -> dict[str, Any]:
     first, last = turns
     notes = [{"note": f"Turns {first}-{last} settled ticket LTH-{first} at {first * 17} units.",
               "subject": f"ticket LTH-{first}", "object": f"{first * 17} units", "milestone": False}]
@@ -67,7 +68,7 @@ def reply_message(turn: int, answer: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": (
         f"LTH-{turn} is with Dana; review on day {turn % 28 + 1}. " + FILLER * 9)}
     if answer["note_ask_turns"]:
-        message["tool_calls"] = [_note(answer["note_ask_turns"])]
+        message["tool_calls"] = [note_call(answer["note_ask_turns"])]
     return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": answer["estimated_tokens"], "completion_tokens": 30}}
 
@@ -76,15 +77,19 @@ class Conversation:
     """One memory, driven turn by turn: a user message, decorate, a scripted reply, report. Keeps the client's
     time of every call it made, imports included, so a run can say its slowest call."""
 
-    def __init__(self, client: httpx.Client, memory_id: str) -> None:
+    def __init__(self, client: httpx.Client, memory_id: str,
+                 reply: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.client, self.memory_id, self.turn = client, memory_id, 0
-        self.slowest_ms = 0.0
+        self.reply = reply or reply_message
+        self.slowest_ms, self.slowest_call = 0.0, ""
         self.calls = 0
 
     def _post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
         started = time.perf_counter()
         response = self.client.post(f"/v1/memories/{self.memory_id}/{path}", json=body, headers=headers)
-        self.slowest_ms = max(self.slowest_ms, (time.perf_counter() - started) * 1000)
+        took = (time.perf_counter() - started) * 1000
+        if took > self.slowest_ms:
+            self.slowest_ms, self.slowest_call = took, f"{path} at turn {self.turn}"
         self.calls += 1
         if response.status_code != 200:
             raise SystemExit(f"{path} of {self.memory_id} at turn {self.turn}: {response.status_code} "
@@ -97,7 +102,7 @@ class Conversation:
         headers = {"X-Lethe-Now": at.isoformat()} if at else {}
         decorated = self._post("decorate", {"model": "gpt-4o-mini", "messages": history}, headers)
         answer = decorated.json()
-        reply = reply_message(self.turn, answer)
+        reply = self.reply(self.turn, answer)
         reported = self._post("report", {"decorate_id": answer["decorate_id"], "response": reply}, headers)
         return decorated, reported, reply
 
@@ -107,6 +112,12 @@ class Conversation:
         history, self.turn = import_history(self.turn, turns)
         reply = self.call(history, at)[2]
         return len(history) + 1 + len(reply["choices"][0]["message"].get("tool_calls") or [])
+
+    def say(self, message: dict[str, Any], at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One live turn with this user message: decorate's answer and the scripted reply."""
+        self.turn += 1
+        decorated, _, reply = self.call([message], at)
+        return decorated.json(), reply
 
     def step(self) -> tuple[float, float, int]:
         self.turn += 1
@@ -155,7 +166,8 @@ def measure_size(stack: Stack, client: httpx.Client, size: int, samples: int, ce
         "decorate_ms": summary(decorate_ms), "report_ms": summary(report_ms),
         # Decorate and report of one turn as the agent waits for them: both round trips, client side.
         "turn_client_ms": summary(turn_client_ms),
-        "slowest_call_ms": round(conversation.slowest_ms, 1), "calls": conversation.calls,
+        "slowest_call_ms": round(conversation.slowest_ms, 1), "slowest_call": conversation.slowest_call,
+        "calls": conversation.calls,
     }
 
 

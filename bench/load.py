@@ -29,7 +29,7 @@ from locust import HttpUser, constant_pacing, events, task
 from locust.env import Environment
 from locust.stats import stats_history, stats_printer
 
-sys.path[:0] = [str(Path(__file__).resolve().parent)]
+sys.path.append(str(Path(__file__).resolve().parent))
 
 from stack import RESULTS, start_stack, stop_stack  # noqa: E402
 

@@ -84,15 +84,19 @@ def plot_week(answer: dict[str, Any], path: Path) -> None:
     labelled: set[str] = set()
     for mark in answer["markers"]:
         colour, style = styles.get(mark["reason"], ("grey", "-."))
+        names = {"fade": "fade (the context filled)", "sleep": "sleep (after 24 h of silence)",
+                 "ceiling": "ceiling seal"}
         ax.axvline(datetime.fromisoformat(mark["at"]), color=colour, ls=style, lw=1,
-                   label=None if mark["reason"] in labelled else f"{mark['reason']}")
+                   label=None if mark["reason"] in labelled else names.get(mark["reason"], mark["reason"]))
         labelled.add(mark["reason"])
-    ax.set_xlabel("time (simulated week)")
-    ax.set_ylabel("activation")
-    ax.set_title(f"One memory's {len(episodes)} episodes over a week: activation of each (older episodes darker)")
+    ax.set_yscale("log")
+    ax.set_xlabel("time (simulated week; two sessions a day, Wednesday and Saturday off)")
+    ax.set_ylabel("activation (log)")
+    ax.set_title(f"One memory's {len(episodes)} episodes over a week, one line each (older darker): each fades "
+                 "with time,\nthe least active leave at a fade, a day of silence brings a sleep", fontsize=10)
     ax.grid(True, alpha=0.3)
     if labelled:
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="lower left")
     fig.autofmt_xdate()
     _save(fig, path)
 
