@@ -119,15 +119,18 @@ def running_stack(prefix: str = "lethe-bench-", **env: str) -> Iterator[Stack]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def cpu_seconds(pid: int | None) -> float:
-    """User plus system CPU of a process so far (0 when it is gone)."""
+def cpu_seconds(pid: int | None, children: bool = False) -> float:
+    """User plus system CPU of a process so far (0 when it is gone), with its live children's when asked."""
     import psutil
 
     try:
-        times = psutil.Process(pid).cpu_times() if pid else None
+        process = psutil.Process(pid) if pid else None
+        if process is None:
+            return 0.0
+        processes = [process, *(process.children(recursive=True) if children else [])]
+        return sum(t.user + t.system for t in (p.cpu_times() for p in processes))
     except psutil.Error:
         return 0.0
-    return times.user + times.system if times else 0.0
 
 
 def rss_mb(pid: int | None) -> float:
@@ -143,10 +146,10 @@ def wait_for_lane(stack: Stack, timeout: float, quiet: float = 0.25, every: floa
     """Wait until the worker's CPU goes quiet (under `quiet` of a core for two readings in a row): the lane has
     caught up with what was sent. Returns the seconds waited (`timeout` when it never went quiet)."""
     started = time.monotonic()
-    last, calm = cpu_seconds(stack.worker_pid), 0
+    last, calm = cpu_seconds(stack.worker_pid, children=True), 0
     while time.monotonic() - started < timeout:
         time.sleep(every)
-        now = cpu_seconds(stack.worker_pid)
+        now = cpu_seconds(stack.worker_pid, children=True)
         calm = calm + 1 if now - last < quiet * every else 0
         last = now
         if calm >= 2:
