@@ -163,6 +163,7 @@ def measure_size(stack: Stack, client: httpx.Client, size: int, samples: int, ce
     return {
         "ceiling": ceiling, "size": size, "stored_messages": state["messages"], "episodes": len(state["episodes"]),
         "facts": state["facts"], "grow_seconds": round(grow_s, 1), "lane_catch_up_seconds": round(lane_s, 1),
+        "lane_caught_up": lane_s < settle,
         "decorate_ms": summary(decorate_ms), "report_ms": summary(report_ms),
         # Decorate and report of one turn as the agent waits for them: both round trips, client side.
         "turn_client_ms": summary(turn_client_ms),
