@@ -4,8 +4,9 @@ For each ceiling, starts `lethe dev` on free ports with a throwaway data directo
 one memory per size through the API itself: a documented bulk import, past turns sent many to a decorate with
 `X-Lethe-Now` ten minutes apart (as an agent importing a transcript would), a scripted model answering every note
 ask, then the last 200 messages turn by turn at the real time. It waits for the lane to catch up (the worker's
-CPU going quiet, at most `--settle` seconds), then times decorate and report for a run of further turns, each
-sending only its new message: server time from the gateway's `Server-Timing` header, and the client's time.
+CPU going quiet, at most `--settle` seconds), then times decorate and report for further turns on every memory,
+in interleaved rounds, each sending only its new message: server time from the gateway's `Server-Timing` header,
+and the client's time.
 
     .venv/bin/python bench/hot_path.py [--sizes 1000 10000 100000] [--ceilings 0 32000] [--samples 200]
 
@@ -130,60 +131,69 @@ def server_ms(response: httpx.Response) -> float:
     return float(response.headers["Server-Timing"].split("dur=")[1].split(",")[0])
 
 
-def grow(conversation: Conversation, size: int, per_call: int) -> int:
-    """Bulk-import until the memory holds about `size` messages, the last 200 turn by turn at the real time.
+def grow(conversation: Conversation, size: int, per_call: int, tail: int = 200) -> int:
+    """Bulk-import until the memory holds about `size` messages, the last `tail` turn by turn at the real time.
     The imported turns are dated ten minutes a call apart, ending an hour ago. Returns messages stored."""
-    calls = max(0, size - 200) // (2 * per_call + 2) + 1
+    calls = max(0, size - tail) // (2 * per_call + 2) + 1
     at = datetime.now(UTC) - timedelta(hours=1) - timedelta(minutes=10 * calls)
     stored = 0
-    while stored < size - 200:
+    while stored < size - tail:
         at += timedelta(minutes=10)
-        stored += conversation.import_turns(min(per_call, max(1, (size - 200 - stored) // 2)), at)
+        stored += conversation.import_turns(min(per_call, max(1, (size - tail - stored) // 2)), at)
     while stored < size:  # the last stretch turn by turn, so recent turns look like live ones
         stored += conversation.step()[2]
     return stored
 
 
-def measure_size(stack: Stack, client: httpx.Client, size: int, samples: int, ceiling: int,
-                 settle: float) -> dict[str, Any]:
-    conversation = Conversation(client, f"hot-{ceiling}-{size}")
-    started = time.monotonic()
-    # An import call stays well inside the ceiling (a turn here is ~270 tokens).
-    grow(conversation, size, per_call=max(10, min(200, ceiling // 600)))
-    grow_s = time.monotonic() - started
-    lane_s = wait_for_lane(stack, settle)
-    decorate_ms, report_ms, turn_client_ms = [], [], []
-    for _ in range(samples):
-        before = time.perf_counter()
-        d, r, _ = conversation.step()
-        turn_client_ms.append((time.perf_counter() - before) * 1000)
-        decorate_ms.append(d)
-        report_ms.append(r)
-    state = client.get(f"/v1/memories/{conversation.memory_id}").json()
-    return {
-        "ceiling": ceiling, "size": size, "stored_messages": state["messages"], "episodes": len(state["episodes"]),
-        "facts": state["facts"], "grow_seconds": round(grow_s, 1), "lane_catch_up_seconds": round(lane_s, 1),
-        "lane_caught_up": lane_s < settle,
-        "decorate_ms": summary(decorate_ms), "report_ms": summary(report_ms),
-        # Decorate and report of one turn as the agent waits for them: both round trips, client side.
-        "turn_client_ms": summary(turn_client_ms),
-        "slowest_call_ms": round(conversation.slowest_ms, 1), "slowest_call": conversation.slowest_call,
-        "calls": conversation.calls,
-    }
+ROUNDS = 5
 
 
-def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: float = 20) -> list[dict[str, Any]]:
-    rows = []
+def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: float = 20,
+        tail: int = 200) -> list[dict[str, Any]]:
+    """Grow one memory per size, then time them in interleaved rounds, so the machine's load (and the lane
+    still working through the imports) falls on every size alike."""
+    conversations: dict[int, Conversation] = {}
+    grown: dict[int, dict[str, float]] = {}
     with stack.client() as client:
         for size in sizes:
-            row = measure_size(stack, client, size, samples, ceiling, settle)
+            conversation = conversations[size] = Conversation(client, f"hot-{ceiling}-{size}")
+            started = time.monotonic()
+            # An import call stays inside the ceiling (a turn here is ~270 tokens).
+            grow(conversation, size, per_call=max(10, min(200, ceiling // 300)), tail=tail)
+            grown[size] = {"grow_seconds": round(time.monotonic() - started, 1),
+                           "slowest_import_ms": round(conversation.slowest_ms, 1)}
+            print(f"  ceiling {ceiling}: grew {size:,} messages in {grown[size]['grow_seconds']} s "
+                  f"(slowest call {conversation.slowest_ms:.0f} ms, {conversation.slowest_call})", flush=True)
+            conversation.slowest_ms, conversation.slowest_call = 0.0, ""  # from here on: the timed turns
+        lane_s = wait_for_lane(stack, settle)
+        times = {size: {"decorate": [], "report": [], "turn": []} for size in sizes}
+        for _ in range(ROUNDS):
+            for size in sizes:
+                for _ in range(samples // ROUNDS):
+                    before = time.perf_counter()
+                    d, r, _ = conversations[size].step()
+                    times[size]["turn"].append((time.perf_counter() - before) * 1000)
+                    times[size]["decorate"].append(d)
+                    times[size]["report"].append(r)
+        rows = []
+        for size in sizes:
+            conversation = conversations[size]
+            state = client.get(f"/v1/memories/{conversation.memory_id}").json()
+            row = {
+                "ceiling": ceiling, "size": size, "stored_messages": state["messages"],
+                "episodes": len(state["episodes"]), "facts": state["facts"], **grown[size],
+                "lane_catch_up_seconds": round(lane_s, 1), "lane_caught_up": lane_s < settle,
+                "decorate_ms": summary(times[size]["decorate"]), "report_ms": summary(times[size]["report"]),
+                # Decorate and report of one turn as the agent waits for them: both round trips, client side.
+                "turn_client_ms": summary(times[size]["turn"]),
+                "slowest_call_ms": round(conversation.slowest_ms, 1), "slowest_call": conversation.slowest_call,
+            }
             rows.append(row)
             d, r = row["decorate_ms"], row["report_ms"]
             print(f"  ceiling {ceiling}: {row['stored_messages']:>6} messages ({row['episodes']} episodes, "
-                  f"{row['facts']} facts; grown in {row['grow_seconds']} s, lane caught up in "
-                  f"{row['lane_catch_up_seconds']} s): decorate p50 {d['p50']} p90 {d['p90']} p99 {d['p99']} "
-                  f"max {d['max']} ms; report p50 {r['p50']} p99 {r['p99']} ms; slowest call "
-                  f"{row['slowest_call_ms']} ms", flush=True)
+                  f"{row['facts']} facts): decorate p50 {d['p50']} p90 {d['p90']} p99 {d['p99']} max {d['max']} ms; "
+                  f"report p50 {r['p50']} p99 {r['p99']} ms; slowest timed call {row['slowest_call_ms']} ms",
+                  flush=True)
     return rows
 
 
@@ -199,6 +209,7 @@ def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "p99_over_p50": {str(r["size"]): round(r["decorate_ms"]["p99"] / r["decorate_ms"]["p50"], 2)
                              for r in mine},
             "slowest_call_ms": max(r["slowest_call_ms"] for r in mine),
+            "slowest_import_ms": max(r["slowest_import_ms"] for r in mine),
         }
     return out
 

@@ -34,9 +34,9 @@ from summary import write_summary  # noqa: E402
 
 PLANS: dict[str, dict[str, Any]] = {
     "full": {"throughput_seconds": 45, "lane_settle": 150, "side_turns": 150, "cost_tokens": 1_000_000,
-             "week_turns": 8, "sizes": [1000, 10000, 100000], "samples": 150, "hot_settle": 15},
-    "quick": {"throughput_seconds": 15, "lane_settle": 45, "side_turns": 40, "cost_tokens": 150_000,
-              "week_turns": 6, "sizes": [1000, 10000], "samples": 50, "hot_settle": 5},
+             "week_turns": 8, "sizes": [1000, 10000, 100000], "samples": 150, "hot_settle": 15, "tail": 200},
+    "quick": {"throughput_seconds": 12, "lane_settle": 40, "side_turns": 30, "cost_tokens": 120_000,
+              "week_turns": 5, "sizes": [1000, 10000], "samples": 40, "hot_settle": 3, "tail": 60},
 }
 
 
@@ -68,31 +68,37 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
 
     phase("throughput: a fresh stack, 200 memories at concurrency 32, then the lane's CPU per turn")
+    cold: dict[str, float] = {}
     with running_stack("lethe-bench-throughput-") as stack:
+        cold["throughput"] = stack.cold_call_ms
         throughput.write(throughput.run(stack, 200, 32, plan["throughput_seconds"], plan["lane_settle"]))
 
     cost_runs, hot_rows = [], []
     phase("stack at the default ceiling (recall on): side by side with mem0 and the floor")
     with running_stack("lethe-bench-default-", LETHE_RECALL="1") as stack:
+        cold["default ceiling"] = stack.cold_call_ms
         side_by_side.write(side_by_side.run(stack, plan["side_turns"], 10))
         phase(f"cost at the default ceiling: a {plan['cost_tokens']:,}-token conversation")
         cost_runs.append(cost.run(stack, hot_path.DEFAULT_CEILING, plan["cost_tokens"]))
         phase(f"hot path at the default ceiling: {plan['sizes']} stored messages")
-        hot_rows += hot_path.run(stack, plan["sizes"], plan["samples"], hot_path.DEFAULT_CEILING, plan["hot_settle"])
+        hot_rows += hot_path.run(stack, plan["sizes"], plan["samples"], hot_path.DEFAULT_CEILING, plan["hot_settle"],
+                                plan["tail"])
 
     phase("stack at a 32k ceiling (recall on): one memory over a simulated week")
     with running_stack("lethe-bench-32k-", LETHE_CEILING_TOKENS="32000", LETHE_RECALL="1") as stack:
+        cold["32k ceiling"] = stack.cold_call_ms
         result = week.run(stack, plan["week_turns"])
         result["ceiling"] = 32000
         week.write(result)
         phase(f"cost at 32k: a {plan['cost_tokens']:,}-token conversation")
         cost_runs.append(cost.run(stack, 32000, plan["cost_tokens"]))
         phase(f"hot path at 32k: {plan['sizes']} stored messages")
-        hot_rows += hot_path.run(stack, plan["sizes"], plan["samples"], 32000, plan["hot_settle"])
+        hot_rows += hot_path.run(stack, plan["sizes"], plan["samples"], 32000, plan["hot_settle"], plan["tail"])
 
     cost.write(cost_runs, plan["cost_tokens"])
     hot_path.write(hot_rows, plan["samples"])
     info["seconds"] = round(time.monotonic() - started, 1)
+    info["cold_start_ms"] = cold
     (RESULTS / "suite.json").write_text(json.dumps(info, indent=2) + "\n")
     phase("summary")
     print(write_summary(RESULTS), flush=True)
