@@ -26,11 +26,12 @@ def _mark(ok: bool | None) -> str:
 
 def _hot(hot: dict[str, Any], lines: list[str], targets: list[tuple[str, str, bool | None]]) -> None:
     lines += ["## Hot path against memory size (server time, ms)", "",
-              "| ceiling | stored messages | episodes | decorate p50 | p90 | p99 | max | report p50 | report p99 | "
-              "turn, client p50 | lane caught up before timing |", "|" + "---|" * 11]
+              "| ceiling | stored messages | episodes | grown in | decorate p50 | p90 | p99 | max | report p50 | "
+              "report p99 | turn, client p50 | lane caught up before timing |", "|" + "---|" * 12]
     for r in hot["rows"]:
         d, p = r["decorate_ms"], r["report_ms"]
-        lines.append(f"| {r['ceiling'] // 1000}k | {r['stored_messages']:,} | {r['episodes']:,} | {d['p50']} | "
+        lines.append(f"| {r['ceiling'] // 1000}k | {r['stored_messages']:,} | {r['episodes']:,} | "
+                     f"{r['grow_seconds']} s | {d['p50']} | "
                      f"{d['p90']} | {d['p99']} | {d['max']} | {p['p50']} | {p['p99']} | "
                      f"{r['turn_client_ms']['p50']} | {'yes' if r.get('lane_caught_up') else 'no'} |")
     lines.append("")
@@ -55,8 +56,8 @@ def write_summary(results: Path) -> str:
                   f"cores ({m['cpu_model']}), {m['memory_gb']} GB, Python {m['python']}, {m['system']}; load "
                   f"average at the start {m['load_average_at_start']} (a shared machine: figures are noisy).", ""]
         if suite["mode"] == "quick":
-            lines += ["Quick mode: 1k and 10k stored messages only, a 150k-token conversation for cost (not 1M), "
-                      "shorter runs. `make bench` runs the full sizes.", ""]
+            lines += [f"Quick mode: 1k and 10k stored messages only, a {suite['plan']['cost_tokens']:,}-token "
+                      "conversation for cost (not 1M), shorter runs. `make bench` runs the full sizes.", ""]
             plots = all((results / p).exists() for p in PLOTS)
             targets.append(("`make bench-quick` under 5 minutes, writing every plot",
                             f"{suite.get('seconds', 0):.0f} s, plots {'all written' if plots else 'missing'}",
