@@ -23,6 +23,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from stack import write_result  # noqa: E402
+
 from providers.judge import EntityMention, FactClaim, Judge  # noqa: E402
 
 __all__ = ["CASES", "evaluate", "load_cases", "main"]
@@ -119,11 +121,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="bench/results/judges.json")
     args = parser.parse_args()
-    results = asyncio.run(_run(args))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written {out}")
+    write_result(args.out, asyncio.run(_run(args)))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ worker's pid), so a bench can read each one's CPU and RSS apart; Postgres and Te
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,15 +20,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-__all__ = ["Stack", "cpu_seconds", "free_port", "rss_mb", "running_stack", "start_stack", "stop_stack",
-           "wait_for_lane"]
+__all__ = ["Stack", "cpu_seconds", "embedded_database", "free_port", "rss_mb", "running_stack", "start_stack",
+           "stop_stack", "wait_for_lane", "write_result"]
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -171,3 +173,36 @@ def wait_for_lane(stack: Stack, timeout: float, quiet: float = 0.25, every: floa
         if calm >= 2:
             break
     return time.monotonic() - started
+
+
+def write_result(out: Path | str, results: Any) -> Path:
+    """A bench's JSON, written where asked (directories made), and said."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written {path}")
+    return path
+
+
+@asynccontextmanager
+async def embedded_database(prefix: str, **options: Any) -> AsyncIterator[Any]:
+    """For in-process benches (no gateway, no worker): an embedded Postgres of their own, migrated to head, as a
+    `store.db.Database`; stopped and erased afterwards."""
+    from store.db import Database
+    from store.embedded import EmbeddedPostgres
+    from store.migrate import upgrade_to_head
+
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o755)
+    postgres = EmbeddedPostgres(root / "postgres")
+    try:
+        url = postgres.start()
+        await upgrade_to_head(url)
+        db = Database(url, **options)
+        try:
+            yield db
+        finally:
+            await db.dispose()
+    finally:
+        postgres.stop()
+        shutil.rmtree(root, ignore_errors=True)
