@@ -29,7 +29,7 @@ import hot_path  # noqa: E402
 import side_by_side  # noqa: E402
 import throughput  # noqa: E402
 import week  # noqa: E402
-from stack import RESULTS, running_stack  # noqa: E402
+from stack import RESULTS, lane_cpu, running_stack  # noqa: E402
 from summary import write_summary  # noqa: E402
 
 PLANS: dict[str, dict[str, Any]] = {
@@ -91,7 +91,17 @@ def main() -> None:
         result["ceiling"] = 32000
         week.write(result)
         phase(f"cost at 32k: a {plan['cost_tokens']:,}-token conversation")
-        cost_runs.append(cost.run(stack, 32000, plan["cost_tokens"]))
+        # The lane's CPU per turn on a long conversation too (fades, note asks, facts into the graph), where the
+        # throughput burst's young memories have little of that.
+        def converse() -> int:
+            cost_runs.append(cost.run(stack, 32000, plan["cost_tokens"]))
+            return int(cost_runs[-1]["turns"])
+
+        lane = lane_cpu(stack, converse, plan["lane_settle"])
+        cost_runs[-1]["lane"] = lane
+        print(f"  lane CPU per turn over the 32k conversation: {lane['lane_cpu_ms_per_turn']} ms (lane "
+              f"{'caught up' if lane['lane_caught_up'] else 'NOT caught up'} after {lane['lane_catch_up_seconds']} s)",
+              flush=True)
         phase(f"hot path at 32k: {plan['sizes']} stored messages")
         hot_rows += hot_path.run(stack, plan["sizes"], plan["samples"], 32000, plan["hot_settle"], plan["tail"])
 

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +28,8 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Stack", "cpu_seconds", "embedded_database", "free_port", "rss_mb", "running_stack", "start_stack",
-           "stop_stack", "wait_for_lane", "write_result"]
+__all__ = ["Stack", "cpu_seconds", "embedded_database", "free_port", "lane_cpu", "rss_mb", "running_stack",
+           "start_stack", "stop_stack", "wait_for_lane", "write_result"]
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -206,3 +206,19 @@ async def embedded_database(prefix: str, **options: Any) -> AsyncIterator[Any]:
     finally:
         postgres.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def lane_cpu(stack: Stack, drive: Callable[[], int], settle: float) -> dict[str, Any]:
+    """The worker's CPU for what `drive` sends (it returns the turns it made): from the start of the drive until
+    the worker goes quiet again, less the worker's idle rate measured just before. Per turn, in ms."""
+    wait_for_lane(stack, settle)
+    idle_from, rest = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
+    time.sleep(4)
+    idle_rate = (cpu_seconds(stack.worker_pid, children=True) - idle_from) / (time.monotonic() - rest)
+    worker_from, started = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
+    turns = drive()
+    waited = wait_for_lane(stack, settle)
+    spent = cpu_seconds(stack.worker_pid, children=True) - worker_from - idle_rate * (time.monotonic() - started)
+    return {"turns": turns, "lane_cpu_ms_per_turn": round(spent / max(1, turns) * 1000, 1),
+            "worker_idle_cpu_share": round(idle_rate, 3), "lane_caught_up": waited < settle,
+            "lane_catch_up_seconds": round(waited, 1)}

@@ -86,8 +86,13 @@ def write_summary(results: Path) -> str:
                   f"**{thr['lane_cpu_ms_per_turn']} ms** (lane "
                   f"{'caught up' if thr['lane_caught_up'] else 'not caught up'} {thr['lane_catch_up_seconds']} s "
                   "after the burst).", ""]
-        targets.append(("Lane CPU per turn, embedded judge, at most 150 ms", f"{thr['lane_cpu_ms_per_turn']} ms",
-                        thr["lane_cpu_ms_per_turn"] <= 150 and thr["lane_caught_up"]))
+        long = next((r["lane"] for r in (cost or {}).get("runs", []) if r.get("lane")), None)
+        figures = [thr["lane_cpu_ms_per_turn"]] + ([long["lane_cpu_ms_per_turn"]] if long else [])
+        caught = thr["lane_caught_up"] and (long is None or long["lane_caught_up"])
+        targets.append(("Lane CPU per turn, embedded judge, at most 150 ms",
+                        f"{thr['lane_cpu_ms_per_turn']} ms (throughput burst)" + (
+                            f", {long['lane_cpu_ms_per_turn']} ms (the 32k cost conversation: fades, note asks)"
+                            if long else ""), max(figures) <= 150 and caught))
     if cost:
         lines += ["## Cost: input tokens sent over the conversation", "",
                   "| ceiling | turns | conversation tokens | Lethe total | full history total | truncation total | "

@@ -28,7 +28,7 @@ import httpx
 sys.path.append(str(Path(__file__).resolve().parent))
 
 from hot_path import reply_message, step_message  # noqa: E402
-from stack import RESULTS, Stack, cpu_seconds, rss_mb, running_stack, wait_for_lane  # noqa: E402
+from stack import RESULTS, Stack, cpu_seconds, lane_cpu, rss_mb, running_stack  # noqa: E402
 from stats import summary  # noqa: E402
 
 
@@ -83,27 +83,24 @@ async def _burst(stack: Stack, memory_count: int, concurrency: int, seconds: flo
 
 
 def run(stack: Stack, memories: int, concurrency: int, seconds: float, settle: float) -> dict[str, Any]:
-    # The worker's own rate at rest (Temporal polls, timers), taken off what the lane's jobs cost; measured once
-    # it has finished starting (loading the embedder and judge).
-    wait_for_lane(stack, 60)
-    idle_from, rest_start = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
-    time.sleep(5)
-    idle_rate = (cpu_seconds(stack.worker_pid, children=True) - idle_from) / (time.monotonic() - rest_start)
-    worker_from, gateway_from, started = cpu_seconds(stack.worker_pid, children=True), cpu_seconds(stack.gateway_pid), \
-        time.monotonic()
-    burst = asyncio.run(_burst(stack, memories, concurrency, seconds))
-    gateway_cpu = cpu_seconds(stack.gateway_pid) - gateway_from
-    waited = wait_for_lane(stack, settle)
-    lane_cpu = cpu_seconds(stack.worker_pid, children=True) - worker_from - idle_rate * (time.monotonic() - started)
+    bursts: list[dict[str, Any]] = []
+
+    def drive() -> int:
+        gateway_from = cpu_seconds(stack.gateway_pid)
+        bursts.append(asyncio.run(_burst(stack, memories, concurrency, seconds)))
+        bursts[0]["gateway_cpu"] = cpu_seconds(stack.gateway_pid) - gateway_from
+        return int(bursts[0]["pairs"])
+
+    lane = lane_cpu(stack, drive, settle)
+    burst = bursts[0]
+    gateway_cpu = burst.pop("gateway_cpu")
     pairs = burst.pop("pair_ms")
     result = {
         "memories": memories, "concurrency": concurrency, **burst,
         "pairs_per_second": round(burst["pairs"] / burst["seconds"], 1),
         "pair_ms": summary(pairs) if pairs else None,
         "gateway_cpu_ms_per_turn": round(gateway_cpu / max(1, burst["pairs"]) * 1000, 1),
-        "lane_cpu_ms_per_turn": round(lane_cpu / max(1, burst["pairs"]) * 1000, 1),
-        "worker_idle_cpu_share": round(idle_rate, 3),
-        "lane_caught_up": waited < settle, "lane_catch_up_seconds": round(waited, 1),
+        **{k: v for k, v in lane.items() if k != "turns"},
         "judge": "embedded (LETHE_JUDGE=local)", "lane_cpu_target_ms": 150,
     }
     print(f"  {result['pairs']} decorate/report pairs in {result['seconds']} s over {memories} memories at "
@@ -111,7 +108,8 @@ def run(stack: Stack, memories: int, concurrency: int, seconds: float, settle: f
           f"{(result['pair_ms'] or {}).get('p50')} ms p99 {(result['pair_ms'] or {}).get('p99')} ms; RSS gateway "
           f"{result['gateway_rss_mb']} MB, worker {result['worker_rss_mb']} MB", flush=True)
     print(f"  lane CPU per turn (embedded judge): {result['lane_cpu_ms_per_turn']} ms (target at most 150 ms; "
-          f"lane {'caught up' if result['lane_caught_up'] else 'NOT caught up'} after {waited:.0f} s); gateway "
+          f"lane {'caught up' if result['lane_caught_up'] else 'NOT caught up'} after "
+          f"{result['lane_catch_up_seconds']:.0f} s); gateway "
           f"CPU per turn {result['gateway_cpu_ms_per_turn']} ms", flush=True)
     return result
 
