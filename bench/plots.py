@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["plot_cost", "plot_hot_path", "plot_side_by_side", "plot_week"]
+__all__ = ["main", "plot_cost", "plot_hot_path", "plot_side_by_side", "plot_week"]
 
 
 def _save(fig: Any, path: Path) -> None:
@@ -51,15 +51,14 @@ def plot_hot_path(rows: list[dict[str, Any]], path: Path) -> None:
 def plot_cost(runs: list[dict[str, Any]], path: Path) -> None:
     """Input tokens per turn over the conversation: Lethe at each ceiling, the full history, truncation."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    full_drawn = False
     for colour, run in zip(("tab:blue", "tab:orange"), runs, strict=False):
         seen = run["conversation_tokens"]
-        if not full_drawn:
-            ax.plot(seen, run["full_history_per_turn"], color="black", label="full history each turn")
-            full_drawn = True
-        ax.plot(seen, run["truncation_per_turn"], ":", color=colour,
+        ax.plot(seen, run["truncation_per_turn"], ":", color=colour, lw=2,
                 label=f"truncation to {_ceiling_label(run['ceiling'])}")
         ax.plot(seen, run["lethe_per_turn"], "-", color=colour, label=f"Lethe, {_ceiling_label(run['ceiling'])}")
+    if runs:  # drawn last, dashed, so it shows where Lethe sends the same
+        ax.plot(runs[0]["conversation_tokens"], runs[0]["full_history_per_turn"], "--", color="black", lw=1.2,
+                label="full history each turn", zorder=5)
     ax.set_yscale("log")
     ax.set_xlabel("conversation so far (tokens)")
     ax.set_ylabel("input tokens sent this turn")
@@ -103,16 +102,45 @@ def plot_week(answer: dict[str, Any], path: Path) -> None:
 
 def plot_side_by_side(result: dict[str, Any], path: Path) -> None:
     """Per-turn time of each system on the same conversation: p50 bars with p99 whiskers."""
-    systems = [(name, row) for name, row in result["systems"].items() if row]
-    fig, ax = plt.subplots(figsize=(7.5, 4))
+    systems = [(name, row) for name, row in result["systems"].items() if row][::-1]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
     names = [name for name, _ in systems]
     p50 = [row["p50"] for _, row in systems]
     p99 = [row["p99"] for _, row in systems]
-    ax.bar(names, p50, color=["tab:blue", "tab:green", "tab:grey", "tab:orange"][: len(names)])
-    ax.errorbar(names, p50, yerr=[[0] * len(p50), [b - a for a, b in zip(p50, p99, strict=True)]], fmt="none",
-                ecolor="black", capsize=5)
-    ax.set_ylabel("ms per turn (bar p50, whisker p99)")
-    ax.set_title("Per-turn cost, same conversation, same embedder and Postgres")
-    ax.grid(True, axis="y", alpha=0.3)
-    plt.setp(ax.get_xticklabels(), fontsize=8)
+    colours = {"Lethe": "tab:blue", "mem0": "tab:orange", "floor": "tab:grey"}
+    ax.barh(names, p50, color=[next((c for k, c in colours.items() if name.startswith(k)), "tab:green")
+                               for name in names])
+    ax.errorbar(p50, names, xerr=[[0] * len(p50), [b - a for a, b in zip(p50, p99, strict=True)]], fmt="none",
+                ecolor="black", capsize=4)
+    for y, value in enumerate(p50):
+        ax.text(value, y, f" {value:.0f} ms", va="bottom", fontsize=8)
+    ax.set_xlabel("ms per turn (bar: p50, whisker: p99)")
+    ax.set_title(f"Per turn, same {result['turns']}-turn conversation, same embedder and Postgres", fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    plt.setp(ax.get_yticklabels(), fontsize=8)
     _save(fig, path)
+
+
+def main() -> None:
+    """Draw every plot again from the JSON under bench/results/ (or the directory given)."""
+    import json
+    import sys
+
+    results = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "results"
+
+    def load(name: str) -> Any:
+        path = results / f"{name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    if (hot := load("hot_path")) is not None:
+        plot_hot_path(hot["rows"], results / "hot_path.png")
+    if (cost := load("cost")) is not None:
+        plot_cost(cost["runs"], results / "cost.png")
+    if (week := load("week")) is not None:
+        plot_week(week["activation"], results / "week.png")
+    if (side := load("side_by_side")) is not None:
+        plot_side_by_side(side, results / "side_by_side.png")
+
+
+if __name__ == "__main__":
+    main()
