@@ -75,10 +75,10 @@ async def test_schemathesis_finds_nothing_on_the_proxy(
     include = "^/v1/(chat/|responses|m/)"
     # An upstream URL the document allows may name no server that answers: the proxy's 502 (and 504 for one
     # that hangs) are documented answers then, not server errors of Lethe's.
-    await fuzz(proxy_gateway, f"Bearer {tenant[1]}", include=include, max_time=20, config=UPSTREAM_UNREACHABLE)
+    await fuzz(proxy_gateway, f"Bearer {tenant[1]}", include=include, max_time=12, config=UPSTREAM_UNREACHABLE)
     # Headers whose patterns need `:` or `/` are sent fixed, for the reason given above.
     now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    await fuzz(proxy_gateway, f"Bearer {tenant[1]}", include=include, max_time=20,
+    await fuzz(proxy_gateway, f"Bearer {tenant[1]}", include=include, max_time=12,
                checks="positive_data_acceptance,not_a_server_error",
                headers=(f"X-Lethe-Now: {now}", f"X-Lethe-Upstream-Base-URL: {upstream.base_url}"),
                config=UPSTREAM_UNREACHABLE)
