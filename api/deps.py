@@ -1,4 +1,4 @@
-"""Dependencies routes declare: the settings, the database, the caller's tenant, the request's clock."""
+"""Dependencies routes declare: the gateway's options, the database, the caller's tenant, the request's clock."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from temporalio.client import Client
 
 from api.clock import Clock
 from api.context import HotPath
+from api.options import GatewayOptions
 from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
 from api.tenant_keys import TenantKeys
-from config.settings import Settings
 from engine.errors import InvalidInput, Unauthorized
 from store.db import Database, bind_tenant
 from store.rls import SYSTEM
@@ -25,15 +25,15 @@ __all__ = [
     "DatabaseDep",
     "HotPathDep",
     "MemoryIdDep",
+    "OptionsDep",
     "RelayDep",
-    "SettingsDep",
-    "TemporalDep",
+        "TemporalDep",
     "TenantDep",
 ]
 
 
-def _settings(request: Request) -> Settings:
-    return request.app.state.settings  # type: ignore[no-any-return]
+def _options(request: Request) -> GatewayOptions:
+    return request.app.state.options  # type: ignore[no-any-return]
 
 
 def _database(request: Request) -> Database:
@@ -52,7 +52,7 @@ def _relay(request: Request) -> OutboxRelay:
     return request.app.state.relay  # type: ignore[no-any-return]
 
 
-SettingsDep = Annotated[Settings, Depends(_settings)]
+OptionsDep = Annotated[GatewayOptions, Depends(_options)]
 DatabaseDep = Annotated[Database, Depends(_database)]
 RelayDep = Annotated[OutboxRelay, Depends(_relay)]
 HotPathDep = Annotated[HotPath, Depends(_hot_path)]
@@ -78,11 +78,9 @@ async def _tenant(request: Request, authorization: Annotated[str | None, Header(
     return tenant_id
 
 
-async def _admin(settings: SettingsDep, authorization: Annotated[str | None, Header()] = None) -> None:
+async def _admin(options: OptionsDep, authorization: Annotated[str | None, Header()] = None) -> None:
     token = _bearer(authorization)
-    if not settings.admin_enabled or not hmac.compare_digest(
-        token.encode(), settings.admin_token.get_secret_value().encode()
-    ):
+    if not options.admin_enabled or not hmac.compare_digest(token.encode(), options.admin_token.encode()):
         raise Unauthorized("admin calls need the admin token (LETHE_ADMIN_TOKEN)")
     bind_tenant(SYSTEM)  # admin calls span tenants
 
@@ -106,11 +104,11 @@ CLOCK_PATTERN = (r"^(20[0-6]\d|207[0-5])-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([0
 ClockHeader = Annotated[str, Header(alias="X-Lethe-Now", json_schema_extra={"pattern": CLOCK_PATTERN})]
 
 
-def _clock(settings: SettingsDep, x_lethe_now: ClockHeader = None) -> Clock:  # type: ignore[assignment]
+def _clock(options: OptionsDep, x_lethe_now: ClockHeader = None) -> Clock:  # type: ignore[assignment]
     now = datetime.now(UTC)
     if x_lethe_now is None:
         return Clock(now)
-    if not settings.allow_clock_override:
+    if not options.allow_clock_override:
         raise InvalidInput(
             "X-Lethe-Now is disabled on this deployment (LETHE_ALLOW_CLOCK_OVERRIDE)", field="X-Lethe-Now"
         )

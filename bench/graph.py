@@ -130,7 +130,9 @@ async def _fill_search(db: Database, embedder: CachingEmbedder, tenant_id: str, 
                 "INSERT INTO passages (memory_pk, tenant_id, episode_key, ordinal, first_seq, last_seq, first_turn, "
                 "last_turn, text, words, embedding, at) VALUES (:pk, :t, :ep, :o, 1, 1, 1, 1, :text, "
                 f"to_tsvector('{language}', :text), CAST(:v AS vector), :at)"), rows[chunk:chunk + 2000])
-    async with db.session() as session:
+    # Committed, or the statistics are rolled back with the session and the planner guesses the memory holds a
+    # handful of rows (it then sorts every row by distance instead of walking the HNSW index).
+    async with db.session() as session, session.begin():
         await session.execute(text("ANALYZE facts"))
         await session.execute(text("ANALYZE passages"))
 

@@ -38,8 +38,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from hot_path import RESULTS, _start_stack  # noqa: E402
 from recall_baselines import Baselines  # noqa: E402
-from recall_conversation import Conversation, Turn, generate  # noqa: E402
-from recall_scoring import Tally, find_recall_block, request_texts  # noqa: E402
+from recall_conversation import Conversation, Fact, Turn, generate  # noqa: E402
+from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
 
 from providers.embedder import LocalEmbedder  # noqa: E402
 from providers.tokens import TiktokenCounter  # noqa: E402
@@ -76,6 +76,7 @@ class LetheRun:
     def __init__(self, client: httpx.Client, conversation: Conversation) -> None:
         self.client, self.conversation = client, conversation
         self.notes_asked = 0
+        self.lane_timeouts = 0  # questions asked before every fact reached the graph
 
     def _call(self, turn: Turn, messages: list[dict[str, Any]], at_offset: float = 0.0) -> dict[str, Any]:
         now = (turn.at.timestamp() + at_offset)
@@ -106,14 +107,17 @@ class LetheRun:
         self._report(turn, second, _reply(self.conversation, second, turn.reply), 40)
         return first
 
-    def wait_for_lane(self, timeout: float = 90.0) -> float:
+    def wait_for_lane(self, timeout: float) -> float:
         """Until every fact written so far is in the graph (or `timeout`); returns the seconds waited."""
         started = time.monotonic()
-        while time.monotonic() - started < timeout:
+        while True:
             facts = self.client.get(f"/v1/memories/{MEMORY}/facts").json()["facts"]
             if all(f.get("integrated_at") for f in facts):
+                return time.monotonic() - started
+            if time.monotonic() - started >= timeout:
                 break
             time.sleep(0.5)
+        self.lane_timeouts += 1
         return time.monotonic() - started
 
 
@@ -144,7 +148,12 @@ def main() -> None:
     parser.add_argument("--ceiling", type=int, default=6000)
     parser.add_argument("--turns", type=int, default=None)
     parser.add_argument("--no-mem0", action="store_true", help="leave the mem0 peer out")
+    parser.add_argument("--lane-wait-budget", type=float, default=None,
+                        help="most seconds, in all, spent waiting before questions for facts to reach the graph "
+                             "(at most 30 s a question; default 90 with --quick, else 180)")
     args = parser.parse_args()
+    if args.lane_wait_budget is None:
+        args.lane_wait_budget = 90.0 if args.quick else 180.0
     turns = args.turns or (140 if args.quick else 320)
     counter = TiktokenCounter()
     conversation = generate(seed=args.seed, turns=turns, ceiling_tokens=args.ceiling,
@@ -162,6 +171,7 @@ def main() -> None:
     baselines: Baselines | None = None
     started = time.monotonic()
     waited = 0.0
+    control: list[bool] = []
     try:
         with httpx.Client(base_url=url, timeout=120) as client:
             made = client.post("/v1/admin/tenants", json={"name": f"recall-bench-{secrets.token_hex(4)}"},
@@ -174,13 +184,17 @@ def main() -> None:
             for turn in conversation.turns:
                 question = questions.get(turn.number)
                 if question is not None:
-                    waited += run.wait_for_lane()
+                    waited += run.wait_for_lane(max(0.0, min(30.0, args.lane_wait_budget - waited)))
                     baselines.question(question)
                 answer = run.turn(turn)
-                texts = request_texts(answer["request"].get("messages") or answer["request"].get("input") or [])
-                block = find_recall_block(texts)
+                messages = answer["request"].get("messages") or answer["request"].get("input") or []
+                texts = request_texts(messages)
+                block = current_recall_block(messages)
                 if question is not None:
                     lethe.question(question, texts, counter.count_text(block) if block else None)
+                    recent = _recent_fact(conversation, turn.number)
+                    if recent is not None:  # a fact still in view: shows the check finds what is there
+                        control.append(shows(sentences(texts), recent))
                 if block:
                     wanted = [conversation.facts[f] for f in (*question.answers, *question.olds)] if question else []
                     lethe.block(question.kind if question else None, block, wanted, turn.user)
@@ -206,9 +220,11 @@ def main() -> None:
         "planted_facts": sum(not f.everyday for f in conversation.facts.values()),
         "conversation_days": (conversation.turns[-1].at - conversation.turns[0].at).days,
         "seconds": round(time.monotonic() - started, 1), "lane_wait_seconds": round(waited, 1),
+        "lane_wait_timeouts": run.lane_timeouts,
         "lethe_state": {"messages": state["messages"], "turns": state["turns"], "facts": state["facts"],
                         "graph": state["graph"], "episodes_by_state": _count_states(state["episodes"]),
                         "note_asks_answered": run.notes_asked},
+        "lethe_recent_fact_in_front": round(sum(control) / len(control), 3) if control else None,
         "approaches": {"lethe": lethe.summary(), **baselines.summaries()},
         "mem0": baselines.mem0_info(),
         "machine": {"cpus": os.cpu_count()},
@@ -217,9 +233,20 @@ def main() -> None:
         print(f"WARNING: Lethe counted {state['turns']} turns, the conversation has {turns}", flush=True)
     _print_table(results)
     print(f"\n{turns} turns over {results['conversation_days']} days, ceiling {args.ceiling}; Lethe: "
-          f"{results['lethe_state']}; {results['seconds']} s (lane waits {results['lane_wait_seconds']} s)")
+          f"{results['lethe_state']}; {results['seconds']} s (lane waits {results['lane_wait_seconds']} s, "
+          f"{run.lane_timeouts} questions asked before every fact was in the graph)")
+    print(f"check of the check: a fact of the last 6 turns is in front of Lethe's model at "
+          f"{_fmt(results['lethe_recent_fact_in_front'])} of question turns ({len(control)} with one)")
+    if results["mem0"]:
+        print(f"mem0: {results['mem0']}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "recall.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+def _recent_fact(conversation: Conversation, number: int) -> Fact | None:
+    """The newest planted fact of the last six turns before `number`, if any."""
+    recent = [f for f in conversation.facts.values() if not f.everyday and number - 6 <= f.turn < number]
+    return max(recent, key=lambda f: f.turn) if recent else None
 
 
 def _count_states(episodes: list[dict[str, Any]]) -> dict[str, int]:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import statistics
 import time
@@ -35,10 +36,12 @@ class Baselines:
         self.tallies = {name: Tally(name, conversation) for name in ("truncation", "vector")}
         self._empty = counter.count_request({"model": model, "messages": []})
         self.peer: Any = None
+        self._postgres: Any = None
         self.mem0_ms: dict[str, list[float]] = {"add": [], "search": []}
+        self.same_top = 0  # questions where mem0's top 5 are the vector baseline's top 5
         if postgres_dir is not None:
             self.tallies["mem0"] = Tally("mem0", conversation)
-            self.peer = _mem0_peer(postgres_dir, embedder)
+            self._postgres, self.peer = _mem0_peer(postgres_dir, embedder)
 
     def _size(self, message: dict[str, Any]) -> int:
         return self.counter.count_request({"model": self.model, "messages": [message]}) - self._empty
@@ -77,15 +80,17 @@ class Baselines:
 
     def question(self, question: Question) -> None:
         self.tallies["truncation"].question(question, request_texts(self._request([], question)))
+        nearest: list[str] = []
         if len(self.messages):
             query = self.embedder.embed_sync([question.text])[0]
             best = np.argsort(-(self.vectors @ query))[:TOP]
-            found = [self.messages[i]["content"] for i in best]
-            self.tallies["vector"].question(question, request_texts(self._request(found, question)))
+            nearest = [self.messages[i]["content"] for i in best]
+            self.tallies["vector"].question(question, request_texts(self._request(nearest, question)))
         if self.peer is not None:
             started = time.perf_counter()
             found = self.peer.search("recall-bench", question.text, limit=TOP)
             self.mem0_ms["search"].append((time.perf_counter() - started) * 1000)
+            self.same_top += sorted(found) == sorted(nearest)
             self.tallies["mem0"].question(question, request_texts(self._request(found, question)))
 
     def summaries(self) -> dict[str, Any]:
@@ -95,22 +100,28 @@ class Baselines:
         if self.peer is None:
             return None
         return {"llm_calls": self.peer.llm_calls, "embed_calls": self.peer.embed_calls,
+                "questions_with_the_vector_baselines_top5": self.same_top,
                 **{f"{k}_ms_p50": round(statistics.median(v), 2) for k, v in self.mem0_ms.items() if v}}
 
     def close(self) -> None:
         if self.peer is not None:
             self.peer.close()
+        if self._postgres is not None:
+            # Let go of our handle now, before lethe dev stops the server and the bench removes its directory:
+            # at exit pgserver would write its lock file back into the removed directory.
+            self._postgres._cleanup()
+            atexit.unregister(self._postgres._cleanup)
 
 
-def _mem0_peer(postgres_dir: Path, embedder: Any) -> Any:
+def _mem0_peer(postgres_dir: Path, embedder: Any) -> tuple[Any, Any]:
     """mem0 in its own database of the stack's running Postgres (found through its data directory)."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(postgres_dir.parent / "run"))  # as lethe dev has it
     import pgserver
     import psycopg
     from peers.mem0_peer import Mem0Peer
 
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(postgres_dir.parent / "run"))
     server = pgserver.get_server(postgres_dir, cleanup_mode=None)  # lethe dev owns it and stops it
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'mem0_bench'").fetchone():
             conn.execute("CREATE DATABASE mem0_bench")
-    return Mem0Peer(server.get_uri("mem0_bench"), embedder)
+    return server, Mem0Peer(server.get_uri("mem0_bench"), embedder)

@@ -14,7 +14,8 @@ from typing import Any
 
 from recall_conversation import Conversation, Fact, Question
 
-__all__ = ["RECALL_END", "RECALL_HEAD", "Tally", "find_recall_block", "request_texts", "sentences", "shows"]
+__all__ = ["RECALL_END", "RECALL_HEAD", "Tally", "current_recall_block", "find_recall_block", "request_texts",
+           "sentences", "shows"]
 
 RECALL_HEAD = "[recalled from earlier in this conversation]"
 RECALL_END = "[end of recalled records]"
@@ -53,6 +54,20 @@ def shows(said: Sequence[str], fact: Fact) -> bool:
     return any(all(k in s for k in keys) for s in said)
 
 
+def current_recall_block(messages: Sequence[Any]) -> str | None:
+    """This turn's recall block: in the instructions just before the last user message. Blocks of earlier
+    turns stay in the history they were placed in (and count as in front), but are not this turn's."""
+    last_user = max((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"),
+                    default=-1)
+    texts: list[str] = []
+    index = last_user - 1
+    while index >= 0 and isinstance(messages[index], dict) and messages[index].get("role") in ("system",
+                                                                                                 "developer"):
+        _strings(messages[index], texts)
+        index -= 1
+    return find_recall_block(texts)
+
+
 def find_recall_block(texts: Iterable[str]) -> str | None:
     for text in texts:
         lines = text.split("\n")
@@ -63,10 +78,22 @@ def find_recall_block(texts: Iterable[str]) -> str | None:
     return None
 
 
-def block_fact_lines(block: str) -> list[str]:
-    inner = [line.strip() for line in block.split("\n")[1:-1] if line.strip()]
-    bulleted = [line for line in inner if line[:1] in "-*•"]
-    return bulleted or [line for line in inner if not line.endswith(":")]
+def block_items(block: str) -> list[str]:
+    """The block's records: each bulleted line with the indented lines under it (a dated excerpt's text);
+    headings and the preamble are not records."""
+    items: list[str] = []
+    current: list[str] | None = None
+    for line in block.split("\n")[1:-1]:
+        if line.lstrip().startswith(("-", "*", "•")):
+            current = [line.strip()]
+            items.append("")
+        elif line.startswith((" ", "\t")) and line.strip() and current is not None:
+            current.append(line.strip())
+        else:
+            current = None
+            continue
+        items[-1] = "\n".join(current)
+    return items
 
 
 class Tally:
@@ -94,15 +121,15 @@ class Tally:
                 row["block_tokens"].append(block_tokens)
 
     def block(self, kind: str | None, block: str, wanted: Sequence[Fact], user_text: str) -> None:
-        """Precision of one recall block: its fact lines that a needed fact, or a fact the turn talks about,
-        explains. `wanted`: the question's answer facts and replaced versions (empty off question turns)."""
-        lines = block_fact_lines(block)
+        """Precision of one recall block: its records (fact lines, excerpts) that show a needed fact or a fact the
+        turn talks about. `wanted`: the question's answer facts and replaced versions (empty off question turns)."""
+        lines = block_items(block)
         if not lines:
             return
         said = user_text.lower()
         used = 0
         for line in lines:
-            low = [line.lower()]
+            low = sentences([line])
             matched = [f for f in self.conversation.facts.values() if shows(low, f)]
             if any(f in wanted for f in matched) or any(
                     f.subject.lower() in said or f.object.lower() in said for f in matched):

@@ -16,8 +16,8 @@ from pathlib import Path
 import uvicorn
 from pydantic import SecretStr
 
-from api.app import create_app
 from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server, start_worker
+from cli.gateway import build_app
 from config.settings import Settings
 from config.temporal import connect_temporal, register_search_attributes
 from store.db import Database
@@ -133,7 +133,7 @@ async def run_dev(settings: Settings) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         server = uvicorn.Server(uvicorn.Config(
-            create_app(settings), host=settings.host, port=settings.port, log_level="warning"))
+            build_app(settings), host=settings.host, port=settings.port, log_level="warning"))
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop;
         # when it dies it is started again, and the gateway answers all the while.

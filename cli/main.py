@@ -68,10 +68,10 @@ def _require_database(settings: Settings) -> str:
 def _gateway(settings: Settings) -> int:
     import uvicorn
 
-    from api.app import create_app
+    from cli.gateway import build_app
 
     _require_database(settings)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     return 0
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import FastAPI
 from opentelemetry import trace
-from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
@@ -18,7 +16,7 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 
 from config.settings import Settings
 
-__all__ = ["configure_tracing", "instrument_app", "temporal_interceptors"]
+__all__ = ["configure_tracing", "temporal_interceptors"]
 
 log = logging.getLogger(__name__)
 _installed: list[TracerProvider] = []
@@ -50,7 +48,3 @@ def temporal_interceptors() -> list[TracingInterceptor]:
     """Client and worker interceptor: starts, signals, workflows and activities carry the trace context."""
     return [TracingInterceptor()]
 
-
-def instrument_app(app: FastAPI) -> None:
-    """A server span per request; decorate's span is the root the lane's jobs join."""
-    FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,readyz,metrics")

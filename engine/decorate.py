@@ -10,6 +10,7 @@ history the lane has judged into episodes first; the request is assembled and ch
 from __future__ import annotations
 
 import json
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -131,8 +132,8 @@ class _ViewSizes:
     prefix sums make each one a binary search per hidden episode, not a pass over every message."""
 
     def __init__(self, messages: Sequence[StoredMessage], facts: Sequence[Fact], fact_weights: Mapping[str, float],
-                 count_text: Callable[[str], int]) -> None:
-        self.facts, self.fact_weights, self.count_text = facts, fact_weights, count_text
+                 count_text: Callable[[str], int], plain: float = 1.0) -> None:
+        self.facts, self.fact_weights, self.count_text, self.plain = facts, fact_weights, count_text, plain
         self.seqs = [m.seq for m in messages]
         self.running = list(accumulate((m.tokens for m in messages), initial=0))
         self._blocks: dict[frozenset[str], int] = {}
@@ -140,7 +141,7 @@ class _ViewSizes:
     def facts_block(self, sealed_ids: frozenset[str]) -> int:
         if sealed_ids not in self._blocks:
             text = render_facts_block(facts_in_block(self.facts, sealed_ids), self.fact_weights)
-            self._blocks[sealed_ids] = self.count_text(text) if text else 0
+            self._blocks[sealed_ids] = math.ceil(self.count_text(text) * self.plain) if text else 0
         return self._blocks[sealed_ids]
 
     def of(self, episodes: Sequence[Episode]) -> int:
@@ -159,10 +160,13 @@ class _Fixed:
     note_reserve: int
 
 
-def _fixed(request: Mapping[str, Any], turn: int, count_text: Callable[[str], int]) -> _Fixed:
+def _fixed(request: Mapping[str, Any], turn: int, count_text: Callable[[str], int], plain: float = 1.0) -> _Fixed:
     skeleton = {k: v for k, v in request.items() if k not in ("messages", "input")}
     skeleton["instructions_items"] = instruction_items(request)
-    reserve = count_text(render_note_ask(0, max(turn, 1))) + count_text(json.dumps(note_tool_chat()))
+    # An ask can name no later turn than this one, nor a number with more digits: never under the ask sent.
+    last = max(turn, 1)
+    reserve = math.ceil((count_text(render_note_ask(last, last + 1)) + count_text(json.dumps(note_tool_chat())))
+                        * plain)
     return _Fixed(count_text(json.dumps(skeleton, ensure_ascii=False, default=str)) + reserve, reserve)
 
 
@@ -235,10 +239,16 @@ def decorate(
     units = units_of(messages)
     episodes = list(memory.episodes)
     transitions = _seal_acknowledged(episodes, turn)
-    fixed = _fixed(request, turn, count_text)
+    # The size ratio is learned on what we estimate as JSON (messages, the agent's tools and instructions); the
+    # note ask, its tool and the facts block are Lethe's own text, counted as the provider counts it. In the
+    # ceiling's corrected units they weigh 1/ratio when the ratio is below one (never less than their count),
+    # so a request carrying them stays within the ceiling by the provider's count, and the ratio learned from
+    # such a request is still the history's.
+    plain = max(1.0, 1.0 / size_ratio) if size_ratio else 1.0
+    fixed = _fixed(request, turn, count_text, plain)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
-                       count_text)
+                       count_text, plain)
     transitions += _seal_if_past_ceiling(episodes, fixed.tokens, sizes, budget.ceiling,
                                          episode_activations(episodes, memory.traces, now))
 

@@ -14,7 +14,7 @@ import uvicorn
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from api.app import create_app
+from cli.gateway import build_app
 from config.settings import Settings
 from store.migrate import upgrade_to_head
 
@@ -42,7 +42,7 @@ async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 20.0
 @asynccontextmanager
 async def serve_gateway(settings: Settings) -> AsyncIterator[str]:
     """The real gateway on `settings.port`, over real HTTP, for as long as the block runs."""
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=settings.port,
+    server = uvicorn.Server(uvicorn.Config(build_app(settings), host="127.0.0.1", port=settings.port,
                                            log_level="warning"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())

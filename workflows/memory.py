@@ -17,7 +17,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.types import (
+    from engine.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
+    from engine.lane_types import (
         EventRef,
         FetchEventsInput,
         JobInput,
@@ -27,7 +28,6 @@ with workflow.unsafe.imports_passed_through():
         RunEventInput,
         SleepInput,
     )
-    from engine.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
     from workflows import search_attributes as sa
     from workflows.details import describe
     from workflows.jobs import GRAPH_PATCH, LANE_RETRY, PREPARE_SLEEP, Job, jobs_for

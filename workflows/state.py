@@ -8,7 +8,7 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.types import MemoryStatus
+    from engine.lane_types import MemoryStatus
 
 __all__ = ["LaneState"]
 

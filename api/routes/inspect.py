@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import inspector
-from api.deps import ClockDep, DatabaseDep, MemoryIdDep, SettingsDep, TenantDep
+from api.deps import CLOCK_PATTERN, ClockDep, DatabaseDep, MemoryIdDep, OptionsDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
 from api.openapi import TENANT, errors
 from engine.errors import InvalidInput
@@ -44,7 +44,7 @@ async def list_memories(
     tenant_id: TenantDep,
     db: DatabaseDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(pattern=inspector.CURSOR_PATTERN)] = None,
     prefix: Annotated[str | None, Query(max_length=128)] = None,
 ) -> dict[str, Any]:
     """The tenant's memories, most recently active first, `limit` per page; pass `next_cursor` on."""
@@ -57,8 +57,8 @@ async def activation(
     tenant_id: TenantDep,
     db: DatabaseDep,
     clock: ClockDep,
-    from_: Annotated[str | None, Query(alias="from", max_length=64)] = None,
-    to: Annotated[str | None, Query(max_length=64)] = None,
+    from_: Annotated[str | None, Query(alias="from", pattern=CLOCK_PATTERN)] = None,
+    to: Annotated[str | None, Query(pattern=CLOCK_PATTERN)] = None,
     points: Annotated[int, Query(ge=2, le=400)] = 120,
     first_turn: Annotated[int | None, Query(ge=0)] = None,
     last_turn: Annotated[int | None, Query(ge=0)] = None,
@@ -81,11 +81,11 @@ async def facts(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -
 
 @router.get("/{memory_id}/workflow", response_model=WorkflowPublic, responses=errors(*TENANT, 404))
 async def workflow(
-    memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, settings: SettingsDep
+    memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, options: OptionsDep
 ) -> dict[str, Any]:
     """The memory's Temporal workflow id, and its page in the Temporal UI when LETHE_TEMPORAL_UI_URL is set."""
     return await inspector.workflow_link(db, tenant_id=tenant_id, memory_id=memory_id,
-                                         namespace=settings.temporal_namespace, ui_url=settings.temporal_ui_url)
+                                         namespace=options.temporal_namespace, ui_url=options.temporal_ui_url)
 
 
 class _Policy:

@@ -17,8 +17,8 @@ from api.deps import (
     DatabaseDep,
     HotPathDep,
     MemoryIdDep,
+    OptionsDep,
     RelayDep,
-    SettingsDep,
     TemporalDep,
     TenantDep,
 )
@@ -44,7 +44,7 @@ async def _json_body(request: Request) -> Any:
              openapi_extra=json_body("ChatCompletionsRequest", "ResponsesRequest"))
 async def decorate(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
-    relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
+    relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     async with request.app.state.limits.decorating(tenant_id):
@@ -58,7 +58,7 @@ async def decorate(
              responses=errors(*TENANT, *BODY, 404, 409), openapi_extra=json_body("ReportRequest"))
 async def report(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
-    relay: RelayDep, clock: ClockDep, settings: SettingsDep, idempotency_key: IdempotencyKey = None,
+    relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     answer = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,

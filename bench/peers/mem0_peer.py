@@ -30,6 +30,7 @@ history) goes to a temporary directory before mem0 is imported.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import tempfile
@@ -78,6 +79,8 @@ class Mem0Peer:
 
     def __init__(self, dsn: str, embedder: Any, *, collection: str = "mem0_bench") -> None:
         self._home = _quiet_mem0_home()
+        # Without spaCy mem0 warns once per process that it falls back to the raw text; that is the setup here.
+        logging.getLogger("mem0.utils.spacy_models").setLevel(logging.ERROR)
         from mem0 import Memory
         from mem0.embeddings.base import EmbeddingBase
 

@@ -30,3 +30,8 @@ async def strict(settings: Settings, worker: None) -> AsyncIterator[Strict]:
     })
     async with serve_gateway(own) as url:
         yield Strict(url, own)
+
+
+# The proxy's gateway (it has a secret key, so tenants' upstreams can be stored) and its local upstream, for
+# the proxy's cross-tenant test.
+from tests.integration.proxy.conftest import proxy_gateway, upstream, upstream_server  # noqa: E402, F401

@@ -1,0 +1,50 @@
+"""The gateway built from the settings: the one place `LETHE_*` values reach the `api` layer."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from temporalio.client import Client
+
+from api.app import create_app
+from api.options import GatewayOptions
+from config.mechanism import mechanism_config
+from config.settings import Settings
+from config.telemetry import configure_tracing
+from config.temporal import connect_temporal
+
+__all__ = ["build_app", "gateway_options"]
+
+
+def gateway_options(settings: Settings) -> GatewayOptions:
+    async def connect() -> Client:
+        return await connect_temporal(settings, lazy=True)
+
+    return GatewayOptions(
+        database_url=settings.database_url,
+        connect_temporal=connect,
+        mechanism=mechanism_config(settings),
+        db_pool_size=settings.db_pool_size,
+        db_role=settings.db_role or None,
+        temporal_task_queue=settings.temporal_task_queue,
+        temporal_namespace=settings.temporal_namespace,
+        temporal_ui_url=settings.temporal_ui_url,
+        host=settings.host,
+        admin_token=settings.admin_token.get_secret_value() if settings.admin_enabled else "",
+        allow_clock_override=settings.allow_clock_override,
+        max_body_bytes=settings.max_body_bytes,
+        body_idle_seconds=settings.body_idle_seconds,
+        tenant_rate_per_second=settings.tenant_rate_per_second,
+        tenant_rate_burst=settings.tenant_rate_burst,
+        tenant_max_concurrent_decorates=settings.tenant_max_concurrent_decorates,
+        metrics_port=settings.metrics_port,
+        metrics_token=settings.metrics_token.get_secret_value(),
+        idempotency_hours=settings.idempotency_hours,
+        secret_key=settings.secret_key.get_secret_value(),
+        upstream_timeout_seconds=settings.upstream_timeout_seconds,
+        upstream_url_header=settings.upstream_url_header,
+    )
+
+
+def build_app(settings: Settings) -> FastAPI:
+    configure_tracing(settings, service="lethe-gateway")
+    return create_app(gateway_options(settings))
