@@ -212,9 +212,14 @@ def lane_cpu(stack: Stack, drive: Callable[[], int], settle: float) -> dict[str,
     """The worker's CPU for what `drive` sends (it returns the turns it made): from the start of the drive until
     the worker goes quiet again, less the worker's idle rate measured just before. Per turn, in ms."""
     wait_for_lane(stack, settle)
-    idle_from, rest = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
-    time.sleep(4)
-    idle_rate = (cpu_seconds(stack.worker_pid, children=True) - idle_from) / (time.monotonic() - rest)
+    # The floor of four one-second readings: a reading that still caught the end of earlier work (the worker's
+    # start-up, a previous bench's jobs) would be taken off the drive's CPU as if it were idle.
+    readings = []
+    for _ in range(4):
+        idle_from, rest = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
+        time.sleep(1)
+        readings.append((cpu_seconds(stack.worker_pid, children=True) - idle_from) / (time.monotonic() - rest))
+    idle_rate = min(readings)
     worker_from, started = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
     turns = drive()
     waited = wait_for_lane(stack, settle)
