@@ -23,8 +23,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from stack import write_result  # noqa: E402
-
 from providers.judge import EntityMention, FactClaim, Judge  # noqa: E402
 
 __all__ = ["CASES", "evaluate", "load_cases", "main"]
@@ -121,6 +119,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="bench/results/judges.json")
     args = parser.parse_args()
+    from stack import write_result  # bench's sibling: imported here so tests can import this module
+
     write_result(args.out, asyncio.run(_run(args)))
 
 
