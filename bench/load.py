@@ -125,6 +125,9 @@ def main() -> None:
                 "p50_ms": entry.get_response_time_percentile(0.5),
                 "p99_ms": entry.get_response_time_percentile(0.99),
             }
+        # What failed, not only how often: locust keeps one entry per distinct error.
+        result["errors"] = [{"name": e.name, "error": str(e.error)[:300], "occurrences": e.occurrences}
+                            for e in env.stats.errors.values()]
         result.update(_verify(url, key))
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "load.json").write_text(json.dumps(result, indent=2) + "\n")
