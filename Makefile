@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The inspector's browser tests drive Debian's Chromium; no browser is ever downloaded by a test.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint bench fuzz install clean
+.PHONY: run test lint bench bench-quick bench-providers fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -34,7 +34,22 @@ test: $(STAMP) $(CHROMIUM)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-bench: $(STAMP)
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(PIP) install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+# The benchmark suite on the embedded stack: JSON, PNG plots and summary.md under bench/results/.
+# `bench` is the whole suite (under 20 minutes on 2 cores), `bench-quick` a few minutes at smaller sizes.
+bench: $(BENCH_STAMP)
+	$(PY) bench/run_all.py
+
+bench-quick: $(BENCH_STAMP)
+	$(PY) bench/run_all.py --quick
+
+# Embedding and judge throughput of this machine alone.
+bench-providers: $(STAMP)
 	$(PY) bench/providers.py
 
 # The long schemathesis run against a running gateway (LETHE_URL, LETHE_KEY, LETHE_ADMIN_TOKEN).

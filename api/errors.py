@@ -88,7 +88,7 @@ def error_body(exc: LetheError) -> dict[str, Any]:
 
 def _response(exc: LetheError) -> Response:
     if isinstance(exc, UpstreamError):  # the agent's provider said it: its status and body, as sent
-        return Response(exc.body, status_code=exc.status, headers=exc.headers)
+        return Response(exc.body, status_code=exc.status, headers=exc.headers, media_type="application/json")
     status = next(STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS)
     retry_after = getattr(exc, "retry_after", None)  # ServiceUnavailable, RateLimited
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else None

@@ -4,10 +4,9 @@ workflow's address. Read-only; each answer is built from the store and the engin
 
 from __future__ import annotations
 
-import base64
-import binascii
+import re
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -18,7 +17,7 @@ from engine.traces import Trace, significance
 from store.db import Database
 from store.repositories import inspection, mechanism, memories
 
-__all__ = ["activation", "decode_cursor", "encode_cursor", "facts", "list_memories", "workflow_link"]
+__all__ = ["CURSOR_PATTERN", "activation", "decode_cursor", "encode_cursor", "facts", "list_memories", "workflow_link"]
 
 MAX_EPISODES = 1000
 
@@ -27,20 +26,21 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+# A page's cursor is the last row's key as `<microseconds since 1970>-<row id>`: every string the pattern
+# allows is a cursor the endpoint takes (the OpenAPI document says so), one it never gave out too.
+CURSOR_PATTERN = r"^[0-9]{1,16}-[0-9]{1,18}$"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def encode_cursor(key: tuple[datetime, int]) -> str:
-    return base64.urlsafe_b64encode(f"{key[0].isoformat()}|{key[1]}".encode()).decode().rstrip("=")
+    return f"{(key[0] - _EPOCH) // timedelta(microseconds=1)}-{key[1]}"
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        at, _, pk = raw.rpartition("|")
-        key = (datetime.fromisoformat(at), int(pk))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidInput("cursor: not a cursor this endpoint gave out", field="cursor") from exc
-    if key[0].tzinfo is None:
+    if not re.fullmatch(CURSOR_PATTERN.strip("^$"), cursor):
         raise InvalidInput("cursor: not a cursor this endpoint gave out", field="cursor")
-    return key
+    micros, _, pk = cursor.partition("-")
+    return _EPOCH + timedelta(microseconds=int(micros)), int(pk)
 
 
 async def list_memories(
@@ -96,6 +96,11 @@ async def activation(
     # The memory's own time never goes backwards: a memory grown with X-Lethe-Now is plotted up to its time.
     now = max(now, memory.latest_at or now)
     natural_start, natural_end = span(shown, now)
+    # One bound alone keeps the natural window's length on its side, so any time the document allows plots.
+    if start is None and end is not None and end < natural_start:
+        start = end - (natural_end - natural_start)
+    if end is None and start is not None and start > natural_end:
+        end = start + (natural_end - natural_start)
     start, end = start or natural_start, end or natural_end
     if end < start:
         raise InvalidInput("from must be before to", field="from")

@@ -11,7 +11,7 @@ from pydantic.json_schema import models_json_schema
 
 from api.schemas import ChatCompletionsRequest, ErrorBody, ReportRequest, ResponsesRequest
 
-__all__ = ["errors", "install_openapi", "json_body"]
+__all__ = ["BODY", "PROXIED", "TENANT", "UPSTREAM_ERRORS", "errors", "install_openapi", "json_body"]
 
 _WHY = {
     401: "No API key, or one Lethe does not know (or revoked).",
@@ -40,6 +40,17 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 # Statuses every call with a body can get before its route runs (api/body.py), and every authenticated one.
 BODY = (408, 413, 422)
 TENANT = (401, 422, 429, 503)
+
+
+# The proxy answers the upstream's own errors with the upstream's status and body, whatever they are.
+UPSTREAM_ERRORS: dict[int | str, dict[str, Any]] = {"default": {
+    "description": "The upstream's own answer (any status it sent, e.g. 400, 429 with Retry-After, 500), its body "
+                   "as the provider sent it; 502 or 504 when the upstream could not be reached or timed out.",
+    "content": {"application/json": {"schema": {"type": "object"}}},
+}}
+# A proxied answer: the provider's JSON, or its events when the request asked for `stream`.
+PROXIED = {"description": "The provider's answer in its own shape, without Lethe's note call.", "content": {
+    "application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}}
 
 
 def json_body(*models: str) -> dict[str, Any]:

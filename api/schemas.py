@@ -44,14 +44,7 @@ class ChatMessage(_PassThrough):
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
     tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
-
-    @field_validator("tool_call_id")
-    @classmethod
-    def _non_empty(cls, value: str | None) -> str | None:
-        if value is not None and not value:
-            raise ValueError("must not be empty")
-        return value
+    tool_call_id: str | None = Field(default=None, min_length=1)
 
 
 class ChatCompletionsRequest(_PassThrough):
@@ -67,9 +60,15 @@ class ResponsesItem(_PassThrough):
     call_id: str | None = Field(default=None, max_length=200)
 
 
+def _non_empty_either(schema: dict[str, Any]) -> None:
+    for member in schema.get("anyOf", []):
+        member.update({"string": {"minLength": 1}, "array": {"minItems": 1}}.get(member.get("type"), {}))
+
+
 class ResponsesRequest(_PassThrough):
     model: str = Field(min_length=1, max_length=200)
-    input: str | list[ResponsesItem]
+    # Never empty, as the document says (a text of one character or more, a list of one item or more).
+    input: str | list[ResponsesItem] = Field(json_schema_extra=_non_empty_either)
 
     @field_validator("input")
     @classmethod

@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import resource
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from sqlalchemy import text  # noqa: E402
+from stack import embedded_database, write_result  # noqa: E402
 from temporalio.testing import ActivityEnvironment  # noqa: E402
 
 from activities.graph import GraphActivities  # noqa: E402
@@ -41,8 +39,6 @@ from engine.facts import Fact  # noqa: E402
 from providers.embedder import CachingEmbedder, LocalEmbedder  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402
 from store.db import Database  # noqa: E402
-from store.embedded import EmbeddedPostgres  # noqa: E402
-from store.migrate import upgrade_to_head  # noqa: E402
 from store.repositories import mechanism, memories, search, tenants  # noqa: E402
 
 __all__ = ["main"]
@@ -184,13 +180,7 @@ async def _search(db: Database, embedder: CachingEmbedder, tenant_id: str, queri
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
-    root = Path(tempfile.mkdtemp(prefix="lethe-bench-graph-"))
-    root.chmod(0o755)
-    server = EmbeddedPostgres(root / "data")
-    try:
-        url = server.start()
-        await upgrade_to_head(url)
-        db = Database(url, pool_size=4)
+    async with embedded_database("lethe-bench-graph-", pool_size=4) as db:
         embedder = CachingEmbedder(LocalEmbedder(threads=1))
         graph = GraphActivities(db, LocalJudge(embedder), embedder, language="simple")
         async with db.session() as session, session.begin():
@@ -201,13 +191,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"search data: {args.search_facts} facts, {args.passages} passages "
               f"(filled in {time.perf_counter() - start:.0f} s)")
         searched = await _search(db, embedder, tenant_id, args.queries)
-        await db.dispose()
         return {"lane": lane, "search": {"facts": args.search_facts, "passages": args.passages, **searched},
                 "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "cpus": os.cpu_count()}
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
@@ -221,11 +207,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.full:
         args.facts, args.passages, args.search_facts = [1000, 10_000], 100_000, 10_000
-    results = asyncio.run(_run(args))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written {out}")
+    write_result(args.out, asyncio.run(_run(args)))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
-"""Decorate and report latency on the embedded stack, over real HTTP, at 1k and 10k stored messages.
+"""Decorate and report latency against memory size, over real HTTP, at the default ceiling and at 32k.
 
-Starts `lethe dev` on free ports with a throwaway data directory, grows one memory per size through the
-API itself (past turns imported 25 to a decorate, the last ones live; a model that answers every note ask),
-then times decorate and report server-side (the gateway's `Server-Timing` header) for a run of further
-turns, each sending only its new message. The worker runs in the same process, as in `lethe dev`.
+For each ceiling, starts `lethe dev` on free ports with a throwaway data directory (bench/stack.py) and grows
+one memory per size through the API itself: a documented bulk import, past turns sent many to a decorate with
+`X-Lethe-Now` ten minutes apart (as an agent importing a transcript would), a scripted model answering every note
+ask, then the last 200 messages turn by turn at the real time. It waits for the lane to catch up (the worker's
+CPU going quiet, at most `--settle` seconds), then times decorate and report for further turns on every memory,
+in interleaved rounds, each sending only its new message: server time from the gateway's `Server-Timing` header,
+and the client's time.
 
-    .venv/bin/python bench/hot_path.py [--sizes 1000 10000] [--samples 200] [--recall on|off]
+    .venv/bin/python bench/hot_path.py [--sizes 1000 10000 100000] [--ceilings 0 32000] [--samples 200] [--recall on|off]
 
-Prints a table and writes bench/results/hot_path.json (hot_path_recall_off.json with `--recall off`).
+(ceiling 0 is the default, LETHE_CEILING_TOKENS unset). Prints a table, writes bench/results/hot_path.json and
+bench/results/hot_path.png (latency against size, log scale).
 """
 
 from __future__ import annotations
@@ -15,57 +19,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
-import signal
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
-import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from stack import RESULTS, Stack, running_stack, wait_for_lane  # noqa: E402
+from stats import summary  # noqa: E402
+
 FILLER = "The rollout plan keeps the pricing table, the refund line and the tax rates in step across regions. "
+DEFAULT_CEILING = 200_000
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _start_stack(data_dir: Path, recall: str = "on") -> tuple[subprocess.Popen[str], str, str]:
-    env = {**os.environ, "LETHE_RECALL": "true" if recall == "on" else "false",
-           "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(_free_port()),
-           "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{_free_port()}", "LETHE_TEMPORAL_UI_PORT": str(_free_port())}
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "lethe"), "dev"], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    output = ""
-    while "Ctrl-C stops everything." not in output:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line and proc.poll() is not None:
-            raise SystemExit(f"lethe dev failed:\n{output}")
-        output += line
-    key = re.search(r"API key\s+(\S+)", output).group(1)  # type: ignore[union-attr]
-    url = re.search(r"gateway\s+(\S+)", output).group(1)  # type: ignore[union-attr]
-    # Keep reading its log: a full pipe would block the stack's next write, and with it a call in progress.
-    threading.Thread(target=_drain, args=(proc,), daemon=True).start()
-    return proc, url, key
-
-
-def _drain(proc: subprocess.Popen[str]) -> None:
-    for _ in proc.stdout or ():
-        pass
-
-
-def _note(turns: list[int]) -> dict[str, Any]:
+def note_call(turns: list[int]) -> dict[str, Any]:
     first, last = turns
     notes = [{"note": f"Turns {first}-{last} settled ticket LTH-{first} at {first * 17} units.",
               "subject": f"ticket LTH-{first}", "object": f"{first * 17} units", "milestone": False}]
@@ -97,109 +69,179 @@ def reply_message(turn: int, answer: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": (
         f"LTH-{turn} is with Dana; review on day {turn % 28 + 1}. " + FILLER * 9)}
     if answer["note_ask_turns"]:
-        message["tool_calls"] = [_note(answer["note_ask_turns"])]
+        message["tool_calls"] = [note_call(answer["note_ask_turns"])]
     return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": answer["estimated_tokens"], "completion_tokens": 30}}
 
 
 class Conversation:
-    """One memory, driven turn by turn: a user message, decorate, a scripted reply, report."""
+    """One memory, driven turn by turn: a user message, decorate, a scripted reply, report. Keeps the client's
+    time of every call it made, imports included, so a run can say its slowest call."""
 
-    def __init__(self, client: httpx.Client, memory_id: str) -> None:
+    def __init__(self, client: httpx.Client, memory_id: str,
+                 reply: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.client, self.memory_id, self.turn = client, memory_id, 0
+        self.reply = reply or reply_message
+        self.slowest_ms, self.slowest_call = 0.0, ""
+        self.calls = 0
 
-    def _call(self, history: list[dict[str, Any]]) -> tuple[httpx.Response, httpx.Response, int]:
-        decorated = self.client.post(f"/v1/memories/{self.memory_id}/decorate",
-                                     json={"model": "gpt-4o-mini", "messages": history})
-        decorated.raise_for_status()
+    def _post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+        started = time.perf_counter()
+        response = self.client.post(f"/v1/memories/{self.memory_id}/{path}", json=body, headers=headers)
+        took = (time.perf_counter() - started) * 1000
+        if took > self.slowest_ms:
+            self.slowest_ms, self.slowest_call = took, f"{path} at turn {self.turn}"
+        self.calls += 1
+        if response.status_code != 200:
+            raise SystemExit(f"{path} of {self.memory_id} at turn {self.turn}: {response.status_code} "
+                             f"{response.text[:500]}")
+        return response
+
+    def call(self, history: list[dict[str, Any]], at: datetime | None = None
+             ) -> tuple[httpx.Response, httpx.Response, dict[str, Any]]:
+        """Decorate, the scripted reply, report: both answers and the reply."""
+        headers = {"X-Lethe-Now": at.isoformat()} if at else {}
+        decorated = self._post("decorate", {"model": "gpt-4o-mini", "messages": history}, headers)
         answer = decorated.json()
-        reply = reply_message(self.turn, answer)
-        reported = self.client.post(f"/v1/memories/{self.memory_id}/report",
-                                    json={"decorate_id": answer["decorate_id"], "response": reply})
-        reported.raise_for_status()
-        return decorated, reported, 1 + len(reply["choices"][0]["message"].get("tool_calls") or [])
+        reply = self.reply(self.turn, answer)
+        reported = self._post("report", {"decorate_id": answer["decorate_id"], "response": reply}, headers)
+        return decorated, reported, reply
 
-    def import_turns(self, turns: int) -> int:
+    def import_turns(self, turns: int, at: datetime | None = None) -> int:
         """Grow the memory fast: one decorate carrying many past turns, then its report. Returns how many
         messages that stored."""
         history, self.turn = import_history(self.turn, turns)
-        return len(history) + self._call(history)[2]
+        reply = self.call(history, at)[2]
+        return len(history) + 1 + len(reply["choices"][0]["message"].get("tool_calls") or [])
+
+    def say(self, message: dict[str, Any], at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One live turn with this user message: decorate's answer and the scripted reply."""
+        self.turn += 1
+        decorated, _, reply = self.call([message], at)
+        return decorated.json(), reply
 
     def step(self) -> tuple[float, float, int]:
         self.turn += 1
-        decorated, reported, replies = self._call([step_message(self.turn)])
-        return _server_ms(decorated), _server_ms(reported), 1 + replies
+        decorated, reported, reply = self.call([step_message(self.turn)])
+        return server_ms(decorated), server_ms(reported), 2 + len(reply["choices"][0]["message"].get("tool_calls")
+                                                                  or [])
 
 
-def _server_ms(response: httpx.Response) -> float:
-    return float(response.headers["Server-Timing"].split("dur=")[1])
+def server_ms(response: httpx.Response) -> float:
+    return float(response.headers["Server-Timing"].split("dur=")[1].split(",")[0])
 
 
-def _summary(values: list[float]) -> dict[str, float]:
-    return {"p50": round(statistics.median(values), 2), "p90": round(_percentile(values, 0.9), 2),
-            "p99": round(_percentile(values, 0.99), 2), "max": round(max(values), 2)}
+def grow(conversation: Conversation, size: int, per_call: int, tail: int = 200) -> int:
+    """Bulk-import until the memory holds about `size` messages, the last `tail` turn by turn at the real time.
+    The imported turns are dated ten minutes a call apart, ending an hour ago. Returns messages stored."""
+    calls = max(0, size - tail) // (2 * per_call + 2) + 1
+    at = datetime.now(UTC) - timedelta(hours=1) - timedelta(minutes=10 * calls)
+    stored = 0
+    while stored < size - tail:
+        at += timedelta(minutes=10)
+        stored += conversation.import_turns(min(per_call, max(1, (size - tail - stored) // 2)), at)
+    while stored < size:  # the last stretch turn by turn, so recent turns look like live ones
+        stored += conversation.step()[2]
+    return stored
 
 
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+ROUNDS = 5
+
+
+def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: float = 20,
+        tail: int = 200) -> list[dict[str, Any]]:
+    """Grow one memory per size, then time them in interleaved rounds, so the machine's load (and the lane
+    still working through the imports) falls on every size alike."""
+    conversations: dict[int, Conversation] = {}
+    grown: dict[int, dict[str, float]] = {}
+    with stack.client() as client:
+        for size in sizes:
+            conversation = conversations[size] = Conversation(client, f"hot-{ceiling}-{size}")
+            started = time.monotonic()
+            # An import call stays inside the ceiling (a turn here is ~270 tokens).
+            grow(conversation, size, per_call=max(10, min(200, ceiling // 300)), tail=tail)
+            grown[size] = {"grow_seconds": round(time.monotonic() - started, 1),
+                           "slowest_import_ms": round(conversation.slowest_ms, 1)}
+            print(f"  ceiling {ceiling}: grew {size:,} messages in {grown[size]['grow_seconds']} s "
+                  f"(slowest call {conversation.slowest_ms:.0f} ms, {conversation.slowest_call})", flush=True)
+            conversation.slowest_ms, conversation.slowest_call = 0.0, ""  # from here on: the timed turns
+        lane_s = wait_for_lane(stack, settle)
+        times = {size: {"decorate": [], "report": [], "turn": []} for size in sizes}
+        for _ in range(ROUNDS):
+            for size in sizes:
+                for _ in range(samples // ROUNDS):
+                    before = time.perf_counter()
+                    d, r, _ = conversations[size].step()
+                    times[size]["turn"].append((time.perf_counter() - before) * 1000)
+                    times[size]["decorate"].append(d)
+                    times[size]["report"].append(r)
+        rows = []
+        for size in sizes:
+            conversation = conversations[size]
+            state = client.get(f"/v1/memories/{conversation.memory_id}").json()
+            row = {
+                "ceiling": ceiling, "size": size, "stored_messages": state["messages"],
+                "episodes": len(state["episodes"]), "facts": state["facts"], **grown[size],
+                "lane_catch_up_seconds": round(lane_s, 1), "lane_caught_up": lane_s < settle,
+                "decorate_ms": summary(times[size]["decorate"]), "report_ms": summary(times[size]["report"]),
+                # Decorate and report of one turn as the agent waits for them: both round trips, client side.
+                "turn_client_ms": summary(times[size]["turn"]),
+                "slowest_call_ms": round(conversation.slowest_ms, 1), "slowest_call": conversation.slowest_call,
+            }
+            rows.append(row)
+            d, r = row["decorate_ms"], row["report_ms"]
+            print(f"  ceiling {ceiling}: {row['stored_messages']:>6} messages ({row['episodes']} episodes, "
+                  f"{row['facts']} facts): decorate p50 {d['p50']} p90 {d['p90']} p99 {d['p99']} max {d['max']} ms; "
+                  f"report p50 {r['p50']} p99 {r['p99']} ms; slowest timed call {row['slowest_call_ms']} ms",
+                  flush=True)
+    return rows
+
+
+def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's targets: p50 at the largest size at most 1.2x the smallest's, p99 at most 3x p50, no call
+    over 1 s."""
+    out: dict[str, Any] = {}
+    for ceiling in sorted({r["ceiling"] for r in rows}):
+        mine = sorted((r for r in rows if r["ceiling"] == ceiling), key=lambda r: r["size"])
+        ratio = mine[-1]["decorate_ms"]["p50"] / mine[0]["decorate_ms"]["p50"]
+        out[str(ceiling)] = {
+            "p50_ratio_largest_to_smallest": round(ratio, 2),
+            "p99_over_p50": {str(r["size"]): round(r["decorate_ms"]["p99"] / r["decorate_ms"]["p50"], 2)
+                             for r in mine},
+            "slowest_call_ms": max(r["slowest_call_ms"] for r in mine),
+            "slowest_import_ms": max(r["slowest_import_ms"] for r in mine),
+        }
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--ceilings", type=int, nargs="+", default=[0, 32000])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--settle", type=float, default=20, help="longest wait for the lane before timing")
     parser.add_argument("--recall", choices=["on", "off"], default="on",
                         help="recall for each new user message (LETHE_RECALL); off times decorate without it")
     args = parser.parse_args()
+    rows: list[dict[str, Any]] = []
+    for ceiling in args.ceilings:
+        env = {"LETHE_RECALL": "true" if args.recall == "on" else "false"}
+        if ceiling:
+            env["LETHE_CEILING_TOKENS"] = str(ceiling)
+        with running_stack("lethe-bench-hot-", **env) as stack:
+            rows += run(stack, args.sizes, args.samples, ceiling or DEFAULT_CEILING, args.settle)
+    write(rows, args.samples)
 
-    data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-"))
-    data_dir.chmod(0o755)
-    proc, url, key = _start_stack(data_dir / "state", args.recall)
-    results: dict[str, Any] = {"sizes": {}, "samples": args.samples, "recall": args.recall,
-                               "machine": {"cpus": os.cpu_count()}}
-    try:
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600) as client:
-            for size in args.sizes:
-                conversation = Conversation(client, f"bench-{size}")
-                stored, started = 0, time.monotonic()
-                while stored < size - 200:
-                    stored += conversation.import_turns(min(25, max(1, (size - 200 - stored) // 2)))
-                while stored < size:  # the last stretch turn by turn, so recent turns look like live ones
-                    stored += conversation.step()[2]
-                grow_s = time.monotonic() - started
-                decorate_ms, report_ms = [], []
-                for _ in range(args.samples):
-                    d, r, _ = conversation.step()
-                    decorate_ms.append(d)
-                    report_ms.append(r)
-                state = client.get(f"/v1/memories/bench-{size}").json()
-                row = {
-                    "stored_messages": state["messages"], "episodes": len(state["episodes"]),
-                    "facts": state["facts"], "grow_seconds": round(grow_s, 1),
-                    "decorate_ms": _summary(decorate_ms),
-                    "report_ms": _summary(report_ms),
-                }
-                results["sizes"][str(size)] = row
-                print(f"{row['stored_messages']:>6} messages ({row['episodes']} episodes, {row['facts']} facts): "
-                      f"decorate p50 {row['decorate_ms']['p50']} ms p90 {row['decorate_ms']['p90']} ms "
-                      f"p99 {row['decorate_ms']['p99']} ms max {row['decorate_ms']['max']} ms; "
-                      f"report p50 {row['report_ms']['p50']} ms p99 {row['report_ms']['p99']} ms", flush=True)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(data_dir, ignore_errors=True)
-    sizes = list(results["sizes"].values())
-    if len(sizes) >= 2:
-        results["decorate_p99_ratio_largest_to_smallest"] = round(
-            sizes[-1]["decorate_ms"]["p99"] / sizes[0]["decorate_ms"]["p99"], 2)
-        print(f"decorate p99 ratio, largest to smallest: {results['decorate_p99_ratio_largest_to_smallest']}")
+
+def write(rows: list[dict[str, Any]], samples: int) -> dict[str, Any]:
+    from plots import plot_hot_path
+
+    results = {"samples": samples, "machine": {"cpus": os.cpu_count()}, "rows": rows, "verdict": verdict(rows)}
+    print(json.dumps(results["verdict"], indent=2))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "hot_path.json" if args.recall == "on" else "hot_path_recall_off.json"
-    (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / "hot_path.json").write_text(json.dumps(results, indent=2) + "\n")
+    plot_hot_path(rows, RESULTS / "hot_path.png")
+    return results
 
 
 if __name__ == "__main__":

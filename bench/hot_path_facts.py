@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -21,14 +18,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hot_path import import_history, step_message  # noqa: E402
 from profile_hot_path import _turn  # noqa: E402
 from sqlalchemy import text  # noqa: E402
+from stack import embedded_database, write_result  # noqa: E402
+from stats import percentile  # noqa: E402
 
 from api.context import HotPath  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
-from providers.factory import make_embedder, make_judge, make_token_counter  # noqa: E402
+from providers.factory import make_token_counter  # noqa: E402
 from store.db import Database  # noqa: E402
-from store.embedded import EmbeddedPostgres  # noqa: E402
-from store.migrate import upgrade_to_head  # noqa: E402
 from store.repositories import tenants  # noqa: E402
 
 
@@ -73,15 +70,8 @@ async def main() -> None:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--out", default="bench/results/hot_path_facts.json")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="lethe-bench-facts-"))
-    root.chmod(0o755)
-    postgres = EmbeddedPostgres(root / "postgres")
-    try:
-        url = postgres.start()
-        await upgrade_to_head(url)
-        db = Database(url)
-        ctx = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(Settings(_env_file=None)),
-                      judge=make_judge(kind="local", embedder=make_embedder(kind="local")))
+    async with embedded_database("lethe-bench-facts-") as db:
+        ctx = HotPath(db=db, counter=make_token_counter(), config=mechanism_config(Settings(_env_file=None)))
         async with db.session() as session, session.begin():
             tenant = (await tenants.create_tenant(session, name="facts")).id
         results = {}
@@ -97,20 +87,14 @@ async def main() -> None:
                 turns[label] += args.samples // 4
                 timings[label] += got
         for label, count in (("small", args.small), ("large", args.large)):
-            ms = sorted(timings[label])
+            ms = timings[label]
             results[label] = {"facts": count, "p50_ms": round(statistics.median(ms), 2),
-                              "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2)}
+                              "p90_ms": round(percentile(ms, 0.9), 2)}
             print(f"decorate with {count:>6} facts: p50 {results[label]['p50_ms']:.1f} ms, "
                   f"p90 {results[label]['p90_ms']:.1f} ms")
         results["ratio_p50"] = round(results["large"]["p50_ms"] / results["small"]["p50_ms"], 3)
         print(f"p50 ratio, {args.large} facts to {args.small}: {results['ratio_p50']}")
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(results, indent=2) + "\n")
-        await db.dispose()
-    finally:
-        postgres.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        write_result(args.out, results)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,8 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from hot_path import _start_stack  # noqa: E402 - bench scripts share the stack launcher
+from stack import running_stack  # noqa: E402 - bench scripts share the stack launcher
 
 from tests.integration.inspector.browser import chromium  # noqa: E402
 
@@ -157,12 +153,8 @@ def main() -> None:
                              "lane judges no fact against thousands of episodes: for growing 10k episodes quickly")
     args = parser.parse_args()
 
-    data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-inspector-"))
-    data_dir.chmod(0o755)
-    os.environ["LETHE_CEILING_TOKENS"] = str(args.ceiling)
-    proc, url, key = _start_stack(data_dir / "state")
-    try:
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600) as client:
+    with running_stack("lethe-bench-inspector-", LETHE_CEILING_TOKENS=str(args.ceiling)) as stack:
+        with stack.client() as client:
             started = time.monotonic()
             state = grow(client, args.episodes, args.batch, notes=not args.no_notes)
             grow_s = time.monotonic() - started
@@ -170,14 +162,7 @@ def main() -> None:
             export_bytes = len(client.get(f"/v1/memories/{MEMORY}/export").content)
             export_s = time.monotonic() - exporting
             server_ms = endpoint_times(client)
-        runs = asyncio.run(time_loads(url, key, args.loads))
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(data_dir, ignore_errors=True)
+        runs = asyncio.run(time_loads(stack.url, stack.key, args.loads))
 
     warm = runs[1:] or runs
     counts: dict[str, int] = {}

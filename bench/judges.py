@@ -119,11 +119,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="bench/results/judges.json")
     args = parser.parse_args()
-    results = asyncio.run(_run(args))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written {out}")
+    from stack import write_result  # bench's sibling: imported here so tests can import this module
+
+    write_result(args.out, asyncio.run(_run(args)))
 
 
 if __name__ == "__main__":

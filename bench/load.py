@@ -15,15 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -35,8 +29,10 @@ from locust import HttpUser, constant_pacing, events, task
 from locust.env import Environment
 from locust.stats import stats_history, stats_printer
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from stack import RESULTS, start_stack, stop_stack  # noqa: E402
+
 RUN = uuid.uuid4().hex[:8]
 SENT: dict[str, list[dict[str, Any]]] = {}
 
@@ -74,30 +70,6 @@ class Memory(HttpUser):
         self.transcript += [user, reply]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _start_stack(data_dir: Path) -> tuple[subprocess.Popen[str], str, str]:
-    env = {**os.environ, "LETHE_DATA_DIR": str(data_dir), "LETHE_PORT": str(_free_port()),
-           "LETHE_TEMPORAL_ADDRESS": f"127.0.0.1:{_free_port()}", "LETHE_TEMPORAL_UI_PORT": str(_free_port())}
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "lethe"), "dev"], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    output = ""
-    while "Ctrl-C stops everything." not in output:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line and proc.poll() is not None:
-            raise SystemExit(f"lethe dev failed:\n{output}")
-        output += line
-    key = re.search(r"API key\s+(\S+)", output).group(1)  # type: ignore[union-attr]
-    url = re.search(r"gateway\s+(\S+)", output).group(1)  # type: ignore[union-attr]
-    # Keep reading what it prints, or a full pipe would stall it mid-run.
-    threading.Thread(target=lambda: [None for _ in proc.stdout or []], daemon=True).start()
-    return proc, url, key
-
-
 def _verify(url: str, key: str) -> dict[str, int]:
     """Every memory's stored messages against what its user sent (and saw answered)."""
     matched = mismatched = 0
@@ -123,14 +95,14 @@ def main() -> None:
     parser.add_argument("--url")
     parser.add_argument("--key")
     args = parser.parse_args()
-    data_dir = None
-    proc = None
+    stack = None
     if args.url and args.key:
         url, key = args.url, args.key
     else:
         data_dir = Path(tempfile.mkdtemp(prefix="lethe-load-"))
         data_dir.chmod(0o755)
-        proc, url, key = _start_stack(data_dir / "state")
+        stack = start_stack(data_dir / "state")
+        url, key = stack.url, stack.key
     try:
         Memory.key, Memory.host = key, url
         # Users finish the turn they are in when the run ends, so what they sent is what they recorded.
@@ -153,15 +125,16 @@ def main() -> None:
                 "p50_ms": entry.get_response_time_percentile(0.5),
                 "p99_ms": entry.get_response_time_percentile(0.99),
             }
+        # What failed, not only how often: locust keeps one entry per distinct error.
+        result["errors"] = [{"name": e.name, "error": str(e.error)[:300], "occurrences": e.occurrences}
+                            for e in env.stats.errors.values()]
         result.update(_verify(url, key))
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "load.json").write_text(json.dumps(result, indent=2) + "\n")
         print(json.dumps(result, indent=2))
     finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=120)
-        if data_dir is not None:
+        if stack is not None:
+            stop_stack(stack)
             shutil.rmtree(data_dir, ignore_errors=True)
 
 

@@ -18,11 +18,7 @@ import argparse
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +28,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from hot_path import FILLER, RESULTS, _start_stack, _summary  # noqa: E402
+from hot_path import FILLER  # noqa: E402
+from stack import RESULTS, running_stack  # noqa: E402
+from stats import summary  # noqa: E402
 
 from tests.fake_upstream import serve_fake_upstream  # noqa: E402
 
@@ -66,53 +64,44 @@ def main() -> None:
     parser.add_argument("--event-delay-ms", type=float, default=2.0)
     args = parser.parse_args()
 
-    data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-proxy-"))
-    data_dir.chmod(0o755)
-    proc, url, key = _start_stack(data_dir / "state")
     rows: dict[str, list[float]] = {k: [] for k in ("direct_ttft_ms", "direct_total_ms", "proxy_ttft_ms",
                                                     "proxy_total_ms", "decorate_ms", "ttft_overhead_ms",
                                                     "ttft_overhead_beyond_decorate_ms",
                                                     "gateway_own_ms_before_first_byte")}
-    try:
-        with serve_fake_upstream() as upstream, httpx.Client(timeout=60) as client:
-            upstream.delay = args.event_delay_ms / 1000
-            proxy_headers = {"Authorization": f"Bearer {key}", "X-Lethe-Memory": "bench-proxy",
-                             "X-Lethe-Upstream-Base-URL": upstream.base_url, "X-Lethe-Upstream-Key": "sk-bench"}
-            transcript: list[dict[str, Any]] = [{"role": "system", "content": "You are a concise assistant."}]
-            for turn in range(args.warmup + args.samples):
-                transcript.append({"role": "user", "content": f"Turn {turn}: where does LTH-{turn} stand? "
-                                                              + FILLER * 2})
-                body = {"model": "gpt-4o-mini", "messages": transcript, "stream": True}
-                d_first, d_total, _, _ = _stream(client, f"{upstream.base_url}/chat/completions", body,
-                                                 {"Authorization": "Bearer sk-bench"})
-                p_first, p_total, text, timing = _stream(client, f"{url}/v1/chat/completions", body, proxy_headers)
-                decorate_ms = timing.get("decorate")
-                transcript.append({"role": "assistant", "content": text})
-                if turn < args.warmup or decorate_ms is None:
-                    continue
-                rows["direct_ttft_ms"].append(d_first * 1000)
-                rows["direct_total_ms"].append(d_total * 1000)
-                rows["proxy_ttft_ms"].append(p_first * 1000)
-                rows["proxy_total_ms"].append(p_total * 1000)
-                rows["decorate_ms"].append(decorate_ms)
-                rows["ttft_overhead_ms"].append((p_first - d_first) * 1000)
-                rows["ttft_overhead_beyond_decorate_ms"].append((p_first - d_first) * 1000 - decorate_ms)
-                # What the gateway spent itself: its time to the first byte less decorate and the model's wait.
-                rows["gateway_own_ms_before_first_byte"].append(timing["app"] - decorate_ms - timing["upstream"])
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with running_stack("lethe-bench-proxy-") as stack, serve_fake_upstream() as upstream, \
+            httpx.Client(timeout=60) as client:
+        url, key = stack.url, stack.key
+        upstream.delay = args.event_delay_ms / 1000
+        proxy_headers = {"Authorization": f"Bearer {key}", "X-Lethe-Memory": "bench-proxy",
+                         "X-Lethe-Upstream-Base-URL": upstream.base_url, "X-Lethe-Upstream-Key": "sk-bench"}
+        transcript: list[dict[str, Any]] = [{"role": "system", "content": "You are a concise assistant."}]
+        for turn in range(args.warmup + args.samples):
+            transcript.append({"role": "user", "content": f"Turn {turn}: where does LTH-{turn} stand? "
+                                                          + FILLER * 2})
+            body = {"model": "gpt-4o-mini", "messages": transcript, "stream": True}
+            d_first, d_total, _, _ = _stream(client, f"{upstream.base_url}/chat/completions", body,
+                                             {"Authorization": "Bearer sk-bench"})
+            p_first, p_total, text, timing = _stream(client, f"{url}/v1/chat/completions", body, proxy_headers)
+            decorate_ms = timing.get("decorate")
+            transcript.append({"role": "assistant", "content": text})
+            if turn < args.warmup or decorate_ms is None:
+                continue
+            rows["direct_ttft_ms"].append(d_first * 1000)
+            rows["direct_total_ms"].append(d_total * 1000)
+            rows["proxy_ttft_ms"].append(p_first * 1000)
+            rows["proxy_total_ms"].append(p_total * 1000)
+            rows["decorate_ms"].append(decorate_ms)
+            rows["ttft_overhead_ms"].append((p_first - d_first) * 1000)
+            rows["ttft_overhead_beyond_decorate_ms"].append((p_first - d_first) * 1000 - decorate_ms)
+            # What the gateway spent itself: its time to the first byte less decorate and the model's wait.
+            rows["gateway_own_ms_before_first_byte"].append(timing["app"] - decorate_ms - timing["upstream"])
 
     results: dict[str, Any] = {"samples": args.samples, "event_delay_ms": args.event_delay_ms,
                                "machine": {"cpus": os.cpu_count()},
-                               **{name: _summary(values) for name, values in rows.items()}}
+                               **{name: summary(values) for name, values in rows.items()}}
     for name in rows:
-        summary = results[name]
-        print(f"{name:<34} p50 {summary['p50']:>8} ms   p99 {summary['p99']:>8} ms")
+        row = results[name]
+        print(f"{name:<34} p50 {row['p50']:>8} ms   p99 {row['p99']:>8} ms")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "proxy.json").write_text(json.dumps(results, indent=2) + "\n")
 

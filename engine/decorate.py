@@ -10,6 +10,7 @@ history the lane has judged into episodes first; the request is assembled and ch
 from __future__ import annotations
 
 import json
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,8 +143,9 @@ class _ViewSizes:
     prefix sums make each one a binary search per hidden episode, not a pass over every message."""
 
     def __init__(self, messages: Sequence[StoredMessage], facts: Sequence[Fact], fact_weights: Mapping[str, float],
-                 count_text: Callable[[str], int], blocks: Mapping[int, int] | None = None) -> None:
-        self.facts, self.fact_weights, self.count_text = facts, fact_weights, count_text
+                 count_text: Callable[[str], int], plain: float = 1.0,
+                 blocks: Mapping[int, int] | None = None) -> None:
+        self.facts, self.fact_weights, self.count_text, self.plain = facts, fact_weights, count_text, plain
         self.seqs = [m.seq for m in messages]
         # An earlier turn's recall block counts with the user message it stands before, and leaves with it.
         extra = blocks or {}
@@ -153,7 +155,7 @@ class _ViewSizes:
     def facts_block(self, sealed_ids: frozenset[str]) -> int:
         if sealed_ids not in self._blocks:
             text = render_facts_block(facts_in_block(self.facts, sealed_ids), self.fact_weights)
-            self._blocks[sealed_ids] = self.count_text(text) if text else 0
+            self._blocks[sealed_ids] = math.ceil(self.count_text(text) * self.plain) if text else 0
         return self._blocks[sealed_ids]
 
     def of(self, episodes: Sequence[Episode]) -> int:
@@ -172,10 +174,13 @@ class _Fixed:
     note_reserve: int
 
 
-def _fixed(request: Mapping[str, Any], turn: int, count_text: Callable[[str], int]) -> _Fixed:
+def _fixed(request: Mapping[str, Any], turn: int, count_text: Callable[[str], int], plain: float = 1.0) -> _Fixed:
     skeleton = {k: v for k, v in request.items() if k not in ("messages", "input")}
     skeleton["instructions_items"] = instruction_items(request)
-    reserve = count_text(render_note_ask(0, max(turn, 1))) + count_text(json.dumps(note_tool_chat()))
+    # An ask can name no later turn than this one, nor a number with more digits: never under the ask sent.
+    last = max(turn, 1)
+    reserve = math.ceil((count_text(render_note_ask(last, last + 1)) + count_text(json.dumps(note_tool_chat())))
+                        * plain)
     return _Fixed(count_text(json.dumps(skeleton, ensure_ascii=False, default=str)) + reserve, reserve)
 
 
@@ -251,6 +256,16 @@ def decorate(
     units = units_of(messages)
     episodes = list(memory.episodes)
     transitions = _seal_acknowledged(episodes, turn)
+    # The size ratio is learned on what we estimate as JSON (messages, the agent's tools and instructions); the
+    # note ask, its tool, the facts block and recall blocks are Lethe's own text, counted as the provider counts
+    # it. In the ceiling's corrected units they weigh 1/ratio when the ratio is below one (never less than their
+    # count), so a request carrying them stays within the ceiling by the provider's count, and the ratio learned
+    # from such a request is still the history's.
+    plain = max(1.0, 1.0 / size_ratio) if size_ratio else 1.0
+
+    def lethe_text(text: str) -> int:
+        return math.ceil(count_text(text) * plain)
+
     recall_seq = _turn_user_seq(messages, turn)
     # Earlier turns' blocks stand in the view; this turn's counts with what no fade can shrink.
     blocks = {seq: text for seq, text in memory.recall_blocks.items() if seq != recall_seq}
@@ -260,15 +275,15 @@ def decorate(
         visible = {m.seq for m in visible_messages(messages, episodes)} if memory.recall_shown else set()
         placing = Placing(recall, in_view=frozenset(
             i for seq, ids in memory.recall_shown.items() if seq in visible and seq != recall_seq for i in ids),
-            budget=block_budget(config), count_text=count_text)
+            budget=block_budget(config), count_text=lethe_text)
         placing.place(_block_keys(memory.facts, episodes))
         current = placing.text
-    placed_tokens = count_text(current) if current is not None else 0
-    fixed = _fixed(request, turn, count_text)
+    placed_tokens = lethe_text(current) if current is not None else 0
+    fixed = _fixed(request, turn, count_text, plain)
     fixed = _Fixed(fixed.tokens + placed_tokens, fixed.note_reserve)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
-                       count_text, {seq: count_text(text) for seq, text in blocks.items()})
+                       count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()})
     transitions += _seal_if_past_ceiling(episodes, fixed.tokens, sizes, budget.ceiling,
                                          episode_activations(episodes, memory.traces, now))
 

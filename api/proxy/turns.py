@@ -8,6 +8,7 @@ stream reuses the stored turn and stores nothing twice; a retry after success ge
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ PATHS = {"chat_completions": "/chat/completions", "responses": "/responses"}
 # The first call and up to two continuations after replies that were only the note call.
 MAX_CALLS = 3
 _DONE = b"data: [DONE]\n\n"
+# Of the 200 characters an idempotency key holds, what the agent's may keep before `:decorate2` is added.
+_KEY_ROOM = 180
 
 
 def sse(event: dict[str, Any], *, named: bool) -> bytes:
@@ -83,7 +86,13 @@ class ProxyCall:
     # --- the inner decorate and report ---
 
     def _key(self, kind: str, n: int) -> str | None:
-        return f"{self.idempotency_key}:{kind}{n}" if self.idempotency_key else None
+        if not self.idempotency_key:
+            return None
+        # The agent's key may take all 200 characters a key holds: a long one is shortened to its digest.
+        base = self.idempotency_key
+        if len(base) > _KEY_ROOM:
+            base = "sha256:" + hashlib.sha256(base.encode()).hexdigest()
+        return f"{base}:{kind}{n}"
 
     async def _decorate(self, n: int) -> dict[str, Any]:
         started = time.perf_counter()

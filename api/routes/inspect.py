@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import inspector
-from api.deps import ClockDep, DatabaseDep, MemoryIdDep, OptionsDep, TenantDep
+from api.deps import CLOCK_PATTERN, ClockDep, DatabaseDep, MemoryIdDep, OptionsDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
 from api.openapi import TENANT, errors
 from engine.errors import InvalidInput
@@ -44,7 +44,7 @@ async def list_memories(
     tenant_id: TenantDep,
     db: DatabaseDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(pattern=inspector.CURSOR_PATTERN)] = None,
     prefix: Annotated[str | None, Query(max_length=128)] = None,
 ) -> dict[str, Any]:
     """The tenant's memories, most recently active first, `limit` per page; pass `next_cursor` on."""
@@ -57,8 +57,8 @@ async def activation(
     tenant_id: TenantDep,
     db: DatabaseDep,
     clock: ClockDep,
-    from_: Annotated[str | None, Query(alias="from", max_length=64)] = None,
-    to: Annotated[str | None, Query(max_length=64)] = None,
+    from_: Annotated[str | None, Query(alias="from", pattern=CLOCK_PATTERN)] = None,
+    to: Annotated[str | None, Query(pattern=CLOCK_PATTERN)] = None,
     points: Annotated[int, Query(ge=2, le=400)] = 120,
     first_turn: Annotated[int | None, Query(ge=0)] = None,
     last_turn: Annotated[int | None, Query(ge=0)] = None,

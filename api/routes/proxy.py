@@ -19,6 +19,7 @@ from api.clock import Clock
 from api.context import HotPath
 from api.deps import ClockDep, HotPathDep, MemoryIdDep, OptionsDep, RelayDep, TenantDep
 from api.encoding import JSONBytes
+from api.openapi import BODY, PROXIED, TENANT, UPSTREAM_ERRORS, errors, json_body
 from api.options import GatewayOptions
 from api.proxy.turns import ProxyCall
 from api.proxy.upstreams import ProxyContext
@@ -27,9 +28,14 @@ from api.schemas import MEMORY_ID_PATTERN
 from engine.errors import InvalidInput, PayloadTooLarge
 
 router = APIRouter(tags=["proxy"])
+_RESPONSES = {200: PROXIED, **errors(*TENANT, *BODY, 409), **UPSTREAM_ERRORS}
+_CHAT, _RESPONSES_BODY = json_body("ChatCompletionsRequest"), json_body("ResponsesRequest")
 
-MemoryHeader = Annotated[str | None, Header(alias="X-Lethe-Memory")]
-UpstreamURL = Annotated[str | None, Header(alias="X-Lethe-Upstream-Base-URL")]
+# With the patterns the routes check, and typed `str` (the upstream URL absent is None): the document then offers
+# neither a `null` a client could send as the text "null" nor a value the route refuses. The memory header is
+# required where the path does not name the memory.
+MemoryHeader = Annotated[str, Header(alias="X-Lethe-Memory", json_schema_extra={"pattern": MEMORY_ID_PATTERN.pattern})]
+UpstreamURL = Annotated[str, Header(alias="X-Lethe-Upstream-Base-URL", json_schema_extra={"pattern": r"^https?://"})]
 UpstreamKey = Annotated[str | None, Header(alias="X-Lethe-Upstream-Key")]
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)]
 _FIELD = {"chat_completions": "messages", "responses": "input"}
@@ -69,7 +75,8 @@ class _Caller:
 
 def _caller(
     tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep, options: OptionsDep,
-    upstream_url: UpstreamURL = None, upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
+    upstream_url: UpstreamURL = None,  # type: ignore[assignment]
+    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
 ) -> _Caller:
     return _Caller(tenant_id, hot_path, relay, clock, options, upstream_url, upstream_key, idempotency_key)
 
@@ -77,10 +84,7 @@ def _caller(
 CallerDep = Annotated[_Caller, Depends(_caller)]
 
 
-async def _proxy(shape: str, request: Request, memory_id: str | None, caller: _Caller) -> Response:
-    if memory_id is None:
-        raise InvalidInput("send the memory id in X-Lethe-Memory, or use the base URL /v1/m/{memory_id}",
-                           field="X-Lethe-Memory")
+async def _proxy(shape: str, request: Request, memory_id: str, caller: _Caller) -> Response:
     if not MEMORY_ID_PATTERN.match(memory_id):
         raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="X-Lethe-Memory")
     body = await _body(request, caller.options.max_body_bytes, shape)
@@ -109,21 +113,21 @@ async def _proxy(shape: str, request: Request, memory_id: str | None, caller: _C
                              headers={"Cache-Control": "no-cache", **call.server_timing})
 
 
-@router.post("/v1/chat/completions")
-async def chat_completions(request: Request, caller: CallerDep, memory: MemoryHeader = None) -> Response:
+@router.post("/v1/chat/completions", responses=_RESPONSES, openapi_extra=_CHAT)
+async def chat_completions(request: Request, memory: MemoryHeader, caller: CallerDep) -> Response:
     return await _proxy("chat_completions", request, memory, caller)
 
 
-@router.post("/v1/responses")
-async def responses(request: Request, caller: CallerDep, memory: MemoryHeader = None) -> Response:
+@router.post("/v1/responses", responses=_RESPONSES, openapi_extra=_RESPONSES_BODY)
+async def responses(request: Request, memory: MemoryHeader, caller: CallerDep) -> Response:
     return await _proxy("responses", request, memory, caller)
 
 
-@router.post("/v1/m/{memory_id}/chat/completions")
+@router.post("/v1/m/{memory_id}/chat/completions", responses=_RESPONSES, openapi_extra=_CHAT)
 async def chat_completions_in_path(request: Request, memory_id: MemoryIdDep, caller: CallerDep) -> Response:
     return await _proxy("chat_completions", request, memory_id, caller)
 
 
-@router.post("/v1/m/{memory_id}/responses")
+@router.post("/v1/m/{memory_id}/responses", responses=_RESPONSES, openapi_extra=_RESPONSES_BODY)
 async def responses_in_path(request: Request, memory_id: MemoryIdDep, caller: CallerDep) -> Response:
     return await _proxy("responses", request, memory_id, caller)

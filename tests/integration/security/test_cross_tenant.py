@@ -40,6 +40,14 @@ async def test_every_endpoint_keeps_tenants_apart(
     assert crossed.status_code == 422 and crossed.json()["error"]["field"] == "decorate_id"
     assert (await http.post("/v1/admin/tenants", json={"name": "x"}, headers=b)).status_code == 401
     assert (await http.get(f"/v1/admin/tenants/{tenant[0]}/keys", headers=b)).status_code == 401
+    # Nor can B's key issue, revoke or rotate A's keys.
+    listed = (await http.get(f"/v1/admin/tenants/{tenant[0]}/keys",
+                             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})).json()
+    key_id = listed[0]["key_id"]
+    assert (await http.post(f"/v1/admin/tenants/{tenant[0]}/keys", headers=b)).status_code == 401
+    assert (await http.delete(f"/v1/admin/tenants/{tenant[0]}/keys/{key_id}", headers=b)).status_code == 401
+    assert (await http.post(f"/v1/admin/tenants/{tenant[0]}/keys/{key_id}/rotate", headers=b)).status_code == 401
+    assert (await http.get(f"{base}/export", headers=a)).status_code == 200  # A's key still works
 
     assert (await http.get(f"{base}/export", headers=a)).content == before
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from datetime import timedelta
 
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.blocks.note_ask import render_note_ask
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores
 from engine.decorate import DecoratePlan, StoredMemory, decorate, in_view_and_recent, visible_messages
@@ -260,3 +262,38 @@ def test_a_history_arriving_past_the_ceiling_seals_only_what_must_go_and_asks_fo
     # Least active first: what was sealed without facts is older than what is still asked for.
     by_id = {e.id: e for e in result.episodes}
     assert max(by_id[key].last_seq for key in forced) < min(e.first_seq for e in leaving)
+
+
+def _provider_count(plan: DecoratePlan, ratio: float) -> int:
+    """The provider's count of what is sent, in a world where Lethe's estimate of messages and of the agent's own
+    fields is 1/ratio of the provider's count (its JSON framing), while Lethe's own texts (the note ask and its
+    tool) count as the provider counts them."""
+    sent = plan.request
+    ask = render_note_ask(*plan.note_ask_turns) if plan.note_ask_turns else None
+    skeleton = {k: v for k, v in sent.items() if k not in ("messages", "tools")}
+    total = estimate_tokens(json.dumps(skeleton)) * ratio
+    for message in sent["messages"]:
+        if ask is not None and message.get("content") == ask:
+            total += estimate_tokens(ask)
+        else:
+            total += estimate_tokens(message) * (ratio if message["role"] == "system" else 1.0)
+    total += sum(estimate_tokens(json.dumps(tool)) for tool in sent.get("tools") or [])
+    return math.ceil(total)
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.integers(2_200, 4_000), st.sampled_from([0.6, 0.75, 0.9]))
+def test_a_request_carrying_the_note_ask_stays_within_the_ceiling_by_the_providers_count(
+    ceiling: int, ratio: float
+) -> None:
+    items = long_conversation(turns=14)
+    # The ratio learned on history: the provider counts `ratio` of our estimate of each message.
+    messages = [replace(m, tokens=math.ceil(m.tokens / ratio)) for m in stored(items)]
+    config = replace(SMALL, ceiling_tokens=ceiling)
+    try:
+        plan = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=config,
+                        size_ratio=ratio)
+    except OverCeiling:
+        return
+    assert plan.note_ask_turns is not None  # the history arrives past the ceiling: a fade, and its ask
+    assert _provider_count(plan, ratio) <= ceiling
