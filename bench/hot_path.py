@@ -8,7 +8,8 @@ CPU going quiet, at most `--settle` seconds), then times decorate and report for
 in interleaved rounds, each sending only its new message: server time from the gateway's `Server-Timing` header,
 and the client's time.
 
-    .venv/bin/python bench/hot_path.py [--sizes 1000 10000 100000] [--ceilings 0 32000] [--samples 200] [--recall on|off]
+    .venv/bin/python bench/hot_path.py [--sizes 1000 10000 100000] [--ceilings 0 32000] [--samples 200] \
+        [--recall on|off]
 
 (ceiling 0 is the default, LETHE_CEILING_TOKENS unset). Prints a table, writes bench/results/hot_path.json and
 bench/results/hot_path.png (latency against size, log scale).
