@@ -76,8 +76,9 @@ async def test_activation_ends_where_the_memory_state_is_now(inspect_http: httpx
     path = f"/v1/memories/{grown.memory_id}"
     at = datetime.now(UTC) + timedelta(minutes=5)
     state = (await inspect_http.get(path, headers=_auth(grown.key, at))).json()
-    assert {e["state"] for e in state["episodes"]} >= {"live", "sealed"} or \
-        {e["state"] for e in state["episodes"]} >= {"live", "leaving"}, state["episodes"]
+    # A memory that has faded: episodes in several states (which ones depends on how far the lane has cut the
+    # live tail when this runs), so the series below cross state changes.
+    assert len({e["state"] for e in state["episodes"]}) >= 2, state["episodes"]
     response = await inspect_http.get(f"{path}/activation", params={"to": at.isoformat(), "points": 7},
                                       headers=_auth(grown.key, at))
     assert response.status_code == 200, response.text

@@ -83,7 +83,16 @@ async def test_the_page_shows_the_memory_the_api_describes(page: Page, grown: Gr
     await page.fill("#graph-search", "no fact says this")
     assert await page.locator("#graph-table tbody tr").count() == 0
     await page.fill("#graph-search", "")
-    assert "None yet" in await page.text_content("#recall")
+    # Each turn's recall block as the export holds it, placed and (once the next message came) distilled.
+    async with httpx.AsyncClient(base_url=grown.url) as http:
+        exported = (await http.get(f"/v1/memories/{grown.memory_id}/export",
+                                   headers={"Authorization": f"Bearer {grown.key}"})).json()
+    blocks = exported["recall_blocks"]
+    if blocks:
+        assert await page.locator("#recall .recall-turn").count() == min(len(blocks), 500)
+        assert blocks[-1]["placed"].splitlines()[0] in await page.text_content("#recall")
+    else:
+        assert "None yet" in await page.text_content("#recall")
     assert (await page.get_attribute("#workflow-link", "href")).endswith(grown.memory_id)
 
     await page.mouse.move(0, 0)
