@@ -23,8 +23,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,10 +34,10 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from hot_path import RESULTS, _start_stack  # noqa: E402
 from recall_baselines import Baselines  # noqa: E402
 from recall_conversation import Conversation, Fact, Turn, generate  # noqa: E402
 from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
+from stack import RESULTS, start_stack, stop_stack  # noqa: E402
 
 from providers.embedder import LocalEmbedder  # noqa: E402
 from providers.tokens import TiktokenCounter  # noqa: E402
@@ -166,7 +164,8 @@ def main() -> None:
     admin = secrets.token_urlsafe(18)
     os.environ.update({"LETHE_CEILING_TOKENS": str(args.ceiling), "LETHE_ALLOW_CLOCK_OVERRIDE": "true",
                        "LETHE_ADMIN_TOKEN": admin})
-    proc, url, _ = _start_stack(data_dir / "state")
+    stack = start_stack(data_dir / "state")
+    url = stack.url
     lethe = Tally("lethe", conversation)
     baselines: Baselines | None = None
     started = time.monotonic()
@@ -206,11 +205,7 @@ def main() -> None:
     finally:
         if baselines is not None:
             baselines.close()
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_stack(stack)
         shutil.rmtree(data_dir, ignore_errors=True)
 
     results: dict[str, Any] = {
