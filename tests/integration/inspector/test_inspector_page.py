@@ -90,7 +90,7 @@ async def test_the_page_shows_the_memory_the_api_describes(page: Page, grown: Gr
     blocks = exported["recall_blocks"]
     if blocks:
         assert await page.locator("#recall .recall-turn").count() == min(len(blocks), 500)
-        assert blocks[-1]["placed"].splitlines()[0] in await page.text_content("#recall")
+        assert blocks[-1]["text"].splitlines()[1] in await page.text_content("#recall")
     else:
         assert "None yet" in await page.text_content("#recall")
     assert (await page.get_attribute("#workflow-link", "href")).endswith(grown.memory_id)
