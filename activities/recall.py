@@ -109,8 +109,8 @@ class RecallActivities:
                 if known is None:
                     return 0
                 pk, last_turn = known
-                pending = [b for b in await recall.recall_blocks(session, tenant_id=memory.tenant_id, memory_pk=pk)
-                           if b.distilled_at is None and b.turn < last_turn]
+                pending = await recall.recall_blocks(session, tenant_id=memory.tenant_id, memory_pk=pk,
+                                                      undistilled_before=last_turn)
             done = 0
             for block in pending:
                 done += await self._distill(memory.tenant_id, memory.memory_id, pk, block)

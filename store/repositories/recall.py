@@ -204,11 +204,15 @@ async def turn_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, t
     return None if row is None else _block(row)
 
 
-async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[BlockRow]:
-    """Every turn's block, oldest first (the memory's state)."""
-    rows = await session.execute(
-        select(RecallBlock).where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk)
-        .order_by(RecallBlock.turn))
+async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int,
+                        undistilled_before: int | None = None) -> list[BlockRow]:
+    """Every turn's block, oldest first (the memory's state); with `undistilled_before`, only the blocks of
+    earlier turns still waiting for distill (what the lane reads on each new message, whatever the length
+    of the conversation)."""
+    query = select(RecallBlock).where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk)
+    if undistilled_before is not None:
+        query = query.where(RecallBlock.distilled_at.is_(None), RecallBlock.turn < undistilled_before)
+    rows = await session.execute(query.order_by(RecallBlock.turn))
     return [_block(row) for row in rows.scalars()]
 
 
