@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -52,6 +52,10 @@ async def test_schemathesis_finds_nothing_on_admin(http: httpx.AsyncClient) -> N
     await fuzz(str(http.base_url).rstrip("/"), f"Bearer {ADMIN_TOKEN}", include="^/v1/admin", max_time=15)
 
 
+def _ahead() -> str:
+    return (datetime.now(UTC) + timedelta(hours=1)).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 async def test_schemathesis_sees_every_schema_valid_request_accepted(
     http: httpx.AsyncClient, tenant: tuple[str, str]
 ) -> None:
@@ -59,7 +63,9 @@ async def test_schemathesis_sees_every_schema_valid_request_accepted(
     # patterns in it). X-Lethe-Now is sent fixed: schemathesis 4's coverage phase offers "0" as a valid value
     # for any header whose pattern needs a character other than a letter or digit (an RFC 3339 time needs
     # `-` and `:`), so it is checked by the malformed-request table instead.
-    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    # An hour ahead: never before a time the memory already holds (an earlier run's calls at server time
+    # within this very second would make a time truncated to the second go backwards, a 422).
+    now = _ahead()
     await fuzz(str(http.base_url).rstrip("/"), f"Bearer {tenant[1]}", include="^/v1/memories",
                checks="positive_data_acceptance,not_a_server_error", headers=(f"X-Lethe-Now: {now}",))
 
@@ -77,7 +83,9 @@ async def test_schemathesis_finds_nothing_on_the_proxy(
     # that hangs) are documented answers then, not server errors of Lethe's.
     await fuzz(proxy_gateway, f"Bearer {tenant[1]}", include=include, max_time=12, config=UPSTREAM_UNREACHABLE)
     # Headers whose patterns need `:` or `/` are sent fixed, for the reason given above.
-    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    # An hour ahead: never before a time the memory already holds (an earlier run's calls at server time
+    # within this very second would make a time truncated to the second go backwards, a 422).
+    now = _ahead()
     await fuzz(proxy_gateway, f"Bearer {tenant[1]}", include=include, max_time=12,
                checks="positive_data_acceptance,not_a_server_error",
                headers=(f"X-Lethe-Now: {now}", f"X-Lethe-Upstream-Base-URL: {upstream.base_url}"),
