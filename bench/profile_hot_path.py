@@ -28,6 +28,7 @@ from hot_path import import_history, reply_message, step_message  # noqa: E402
 from api.clock import Clock  # noqa: E402
 from api.context import HotPath  # noqa: E402
 from api.decorate import decorate  # noqa: E402
+from api.memory_cache import CachedMemory  # noqa: E402
 from api.report import report  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
@@ -55,6 +56,9 @@ async def main() -> None:
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/lethe-profile"))
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--lane-changes", action="store_true",
+                        help="drop the gateway's cached episodes, facts and traces before each turn, as a lane "
+                             "that changed them (a new trace, a sealed episode) would")
     args = parser.parse_args()
 
     postgres = EmbeddedPostgres(args.data_dir / "postgres")
@@ -79,12 +83,17 @@ async def main() -> None:
         history, turn = import_history(turn, min(25, max(1, (args.size - stored) // 2)))
         await _turn(ctx, tenant.id, memory_id, history, turn)
         stored += len(history) + 1
+    async with db.session() as session:
+        pk = (await memories.get_memory(session, tenant_id=tenant.id, memory_id=memory_id)).id
     print(f"grown to {stored} messages in {time.monotonic() - started:.1f} s", flush=True)
 
     profiler = cProfile.Profile()
     timings = []
     for _ in range(args.samples):
         turn += 1
+        if args.lane_changes:
+            cached = ctx.memories.get(tenant.id, pk)
+            ctx.memories.put(tenant.id, pk, CachedMemory(cached.history, None))
         if args.profile:
             profiler.enable()
         timings.append(await _turn(ctx, tenant.id, memory_id, [step_message(turn)], turn))
