@@ -1,9 +1,11 @@
 """Recall in the hot path: for a new user message, search the memory's graph and passages and walk the
 candidates, before the decorate takes the memory's lock, so the locked transaction stays short.
 
-The walk runs under a deadline (`LETHE_RECALL_INLINE_DEADLINE_MS`). The lane's prepared walk for this turn,
-when ready, is taken as it is and the message's own hits are walked on top of it; when the deadline passes,
-the search hits are used as they are. What was used is the block's `provenance`: prepared, inline or hits.
+All of it, from the first read to the last, runs under one deadline (`LETHE_RECALL_INLINE_DEADLINE_MS`). The
+lane's prepared walk for this turn, when ready, is taken as it is and the message's own hits are walked on top
+of it. When the deadline passes, what is done is used as it is: the prepared walk's kept facts and the search
+hits so far; with nothing, no block. What was used is the block's `provenance`: prepared or inline (walked in
+time), hits (searched in time, not walked), partial (the searches cut short).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.config import MechanismConfig
@@ -25,7 +27,7 @@ from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
 from store.repositories import recall
-from store.repositories.recall_search import Candidates, Query, search_candidates
+from store.repositories.recall_search import Candidates, Query, Searched, search_candidates
 
 __all__ = ["Found", "Recaller", "new_user_text"]
 
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 # The recent conversation searched with the message: this many items before it, this many characters.
 DIALOGUE_ITEMS = 6
 DIALOGUE_CHARS = 1200
+# Of the deadline, kept back for fetching what a cut-short find had found (a lookup by ids), at most this.
+FETCH_RESERVE = 0.03
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,17 @@ def _dialogue(history: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)[-DIALOGUE_CHARS:]
 
 
+@dataclass
+class _Progress:
+    """How far a find got, for a deadline that cuts it short: the memory, the prepared walk's kept facts,
+    the searches' rankings so far and whether they all finished."""
+
+    pk: int | None = None
+    kept: dict[int, int] = field(default_factory=dict)
+    searched: Searched = field(default_factory=Searched)
+    searches_done: bool = False
+
+
 @dataclass(frozen=True)
 class Recaller:
     """The embedder, the judge and recall's numbers, built once per gateway."""
@@ -73,15 +88,55 @@ class Recaller:
 
     async def find(self, db: Database, *, tenant_id: str, memory_id: str,
                    history: Sequence[Mapping[str, Any]]) -> Found | None:
+        """What recall found for the request's new user message, all of it within the deadline: past it, the
+        prepared walk's kept facts and whatever search hits are done (provenance `hits` when the searches
+        were done and the walk was not, `partial` when the searches were cut short), else no block. Never
+        raises for a deadline: decorate goes on without recall."""
         text = new_user_text(history)
         if not text or not text.strip():
             return None
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + self.deadline_seconds
+        progress = _Progress()
+        try:
+            # The fetch of what a cut-short search found needs a moment of its own inside the deadline.
+            async with asyncio.timeout_at(ends - min(FETCH_RESERVE, self.deadline_seconds / 4)):
+                return await self._find(db, tenant_id, memory_id, history, text, progress)
+        except TimeoutError:
+            pass
+        if progress.pk is None:
+            log.info("recall past its deadline before reading the memory: no block", extra={"memory_id": memory_id})
+            return None
+        searched = progress.searched.candidates()
+        known_kept = list(progress.kept)
+        facts = [*known_kept, *(f for f in searched.facts[:self.hits] if f not in progress.kept)]
+        passages = searched.passages[:self.passage_hits]
+        if not facts and not passages:
+            log.info("recall past its deadline with nothing found yet: no block", extra={"memory_id": memory_id})
+            return None
+        provenance = "hits" if progress.searches_done else "partial"
+        try:
+            async with asyncio.timeout_at(ends):
+                items = await self._items(db, tenant_id, progress.pk, facts, passages, searched)
+        except TimeoutError:
+            log.info("recall past its deadline fetching what it found: no block", extra={"memory_id": memory_id})
+            return None
+        log.info("recall past its deadline: what was found so far, as it is",
+                 extra={"memory_id": memory_id, "provenance": provenance})
+        return Found(text, items, provenance)
+
+    async def _find(self, db: Database, tenant_id: str, memory_id: str, history: Sequence[Mapping[str, Any]],
+                    text: str, progress: _Progress) -> Found | None:
         scope = UsageScope(tenant_id, memory_id)
+        rules = self.config.walk_rules()
         async with db.session() as session:
             known = await recall.memory_turn(session, tenant_id=tenant_id, memory_id=memory_id)
             if known is None or not await recall.has_recallable(session, tenant_id=tenant_id, memory_pk=known[0]):
                 return None
             pk, last_turn = known
+            prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk, for_turn=last_turn + 1)
+            progress.pk = pk
+            progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
             parts = split_parts(text)
             dialogue = _dialogue(history)
             vectors = await self.embedder.embed([text, dialogue, *parts], scope=scope)
@@ -89,22 +144,14 @@ class Recaller:
                 session, tenant_id=tenant_id, memory_pk=pk, whole=Query(text, vectors[0]),
                 dialogue=Query(dialogue, vectors[1]), parts=[Query(p, v) for p, v in zip(parts, vectors[2:],
                                                                                        strict=True)],
-                language=self.language)
-            prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk, for_turn=last_turn + 1)
-        rules = self.config.walk_rules()
+                language=self.language, into=progress.searched)
+            progress.searches_done = True
         # The prepared walk's kept facts stand as rated; the message's own hits are rated afresh against it.
         fresh = set(candidates.facts[:rules.per_step])
-        known_kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules) and k not in fresh}
-        try:
-            levels, passage_levels = await asyncio.wait_for(
-                walk_candidates(db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
-                                candidates=candidates, known=known_kept, scope=scope),
-                self.deadline_seconds)
-        except TimeoutError:
-            log.info("recall walk past its deadline: search hits as they are", extra={"memory_id": memory_id})
-            facts = [*known_kept, *(f for f in candidates.facts[:self.hits] if f not in known_kept)]
-            items = await self._items(db, tenant_id, pk, facts, candidates.passages[:self.passage_hits], candidates)
-            return Found(text, items, "hits")
+        known_kept = {k: v for k, v in progress.kept.items() if k not in fresh}
+        levels, passage_levels = await walk_candidates(
+            db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
+            candidates=candidates, known=known_kept, scope=scope)
         facts = kept_in_order(levels, rules)
         passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
         items = await self._items(db, tenant_id, pk, facts, passages, candidates)

@@ -149,7 +149,7 @@ class RecallBlockPublic(BaseModel):
 
     turn: int
     before_seq: int
-    provenance: Literal["prepared", "inline", "hits"]
+    provenance: Literal["prepared", "inline", "hits", "partial"]
     at: str
     placed: str
     fact_ids: list[int]

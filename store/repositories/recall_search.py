@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.recall.fusion import fuse
 from store.repositories.search import Hit, search_meaning, search_words
 
-__all__ = ["Candidates", "Query", "search_candidates"]
+__all__ = ["Candidates", "Query", "Searched", "search_candidates"]
 
 # A part's own search counts for that part when its hit is this high in the part's ranking.
 PART_TOP = 3
@@ -39,30 +39,46 @@ def _ids(hits: Sequence[Hit]) -> list[int]:
     return [h.id for h in hits]
 
 
+@dataclass
+class Searched:
+    """The searches' rankings as they complete: a deadline that cuts the searching short still has the hits
+    of those done (`candidates()` fuses what is there)."""
+
+    broad: list[list[int]] = field(default_factory=list)
+    by_part: list[tuple[str, list[int]]] = field(default_factory=list)
+    passages: list[list[int]] = field(default_factory=list)
+    limit: int = 20
+
+    def candidates(self) -> Candidates:
+        found_broadly = {i for ranking in self.broad for i in ranking}
+        part_of: dict[int, str] = {}
+        for text, ranking in self.by_part:
+            for fact_id in ranking[:PART_TOP]:
+                if fact_id not in found_broadly:
+                    part_of.setdefault(fact_id, text)
+        facts = [k for k, _ in fuse([*self.broad, *(r for _, r in self.by_part)], limit=self.limit)]
+        return Candidates(facts=facts, passages=[k for k, _ in fuse(self.passages, limit=self.limit)],
+                          part_of=part_of)
+
+
 async def search_candidates(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, whole: Query, dialogue: Query | None,
-    parts: Sequence[Query], language: str = "simple", limit: int = 20,
+    parts: Sequence[Query], language: str = "simple", limit: int = 20, into: Searched | None = None,
 ) -> Candidates:
+    """Every search, in the order that finds most first (the whole message by words and meaning), each
+    ranking added to `into` as soon as it is done."""
     scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
-    broad = [
-        _ids(await search_words(session, query=whole.text, language=language, **scope)),
-        _ids(await search_meaning(session, vector=whole.vector, **scope)),
-    ]
+    found = into if into is not None else Searched(limit=limit)
+    found.broad.append(_ids(await search_words(session, query=whole.text, language=language, **scope)))
+    found.broad.append(_ids(await search_meaning(session, vector=whole.vector, **scope)))
     if dialogue is not None:
-        broad.append(_ids(await search_words(session, query=dialogue.text, language=language, **scope)))
-        broad.append(_ids(await search_meaning(session, vector=dialogue.vector, **scope)))
+        found.broad.append(_ids(await search_words(session, query=dialogue.text, language=language, **scope)))
+        found.broad.append(_ids(await search_meaning(session, vector=dialogue.vector, **scope)))
     # A message of one part is its own whole: its part searches would only repeat the broad ones.
-    own_parts = parts if len(parts) > 1 else []
-    by_part = [(p.text, _ids(await search_meaning(session, vector=p.vector, **scope))) for p in own_parts]
-    passages = []
+    for p in parts if len(parts) > 1 else []:
+        found.by_part.append((p.text, _ids(await search_meaning(session, vector=p.vector, **scope))))
     for p in parts or [whole]:
-        passages.append(_ids(await search_words(session, query=p.text, kind="passages", language=language, **scope)))
-        passages.append(_ids(await search_meaning(session, vector=p.vector, kind="passages", **scope)))
-    found_broadly = {i for ranking in broad for i in ranking}
-    part_of: dict[int, str] = {}
-    for text, ranking in by_part:
-        for fact_id in ranking[:PART_TOP]:
-            if fact_id not in found_broadly:
-                part_of.setdefault(fact_id, text)
-    facts = [k for k, _ in fuse([*broad, *(r for _, r in by_part)], limit=limit)]
-    return Candidates(facts=facts, passages=[k for k, _ in fuse(passages, limit=limit)], part_of=part_of)
+        found.passages.append(_ids(await search_words(session, query=p.text, kind="passages", language=language,
+                                                      **scope)))
+        found.passages.append(_ids(await search_meaning(session, vector=p.vector, kind="passages", **scope)))
+    return found.candidates()

@@ -4,6 +4,8 @@ and no memory's recall ever reading another memory's graph (same tenant, or anot
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +15,9 @@ from api.recall import Recaller
 from engine.blocks.recall_block import CLOSE, OPEN
 from engine.config import MechanismConfig
 from providers.factory import make_embedder
+from providers.judge import RelevanceVerdict
 from providers.local_judge import LocalJudge
+from providers.usage import UsageScope
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
 from tests.integration.recall.talk import Talk, auth, lane_idle, recall_blocks
@@ -29,6 +33,15 @@ STAGING = [
 EMBEDDER = make_embedder()
 Q1 = "What is the deploy code for the staging server again?"
 Q2 = "How much is the marketing offsite budget?"
+
+
+class _StuckJudge(LocalJudge):
+    """A judge whose ratings never come back in time (a remote model on a slow day)."""
+
+    async def rate_relevance(self, dialogue: str, facts: Sequence[str], *, scope: UsageScope | None = None
+                             ) -> list[RelevanceVerdict]:
+        await asyncio.sleep(60)
+        return await super().rate_relevance(dialogue, facts, scope=scope)
 
 
 async def _state(http: httpx.AsyncClient, key: str, memory_id: str) -> dict[str, Any]:
@@ -75,11 +88,15 @@ async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
     assert asked["request"]["messages"][index + 1] == {"role": "user", "content": Q1}
     assert block.splitlines()[0] == OPEN and block.splitlines()[-1] == CLOSE
     assert "ZX-4471" in block and "QQ-9999" not in block and "TT-1111" not in block, block
-    # Past the inline deadline, the search hits are used as they are (here: a deadline of nothing at all).
-    hurried = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=0)
-    found = await hurried.find(db, tenant_id=tenant_id, memory_id="rc", history=[{"role": "user", "content": Q1}])
+    # A walk that cannot finish by the deadline: the search hits are used as they are.
+    history = [{"role": "user", "content": Q1}]
+    hurried = Recaller(embedder=EMBEDDER, judge=_StuckJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=2)
+    found = await hurried.find(db, tenant_id=tenant_id, memory_id="rc", history=history)
     assert found is not None and found.provenance == "hits"
     assert any("ZX-4471" in getattr(item, "note", "") for item in found.items)
+    # The deadline bounds all of recall, searches included: with none at all, nothing is found and no block.
+    instant = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=0)
+    assert await instant.find(db, tenant_id=tenant_id, memory_id="rc", history=history) is None
     # A tool loop inside the turn carries the same block, and stores no second one.
     await talk.report(asked, "Checking the records.", tool=True)
     looped = await talk.decorate()

@@ -1,0 +1,192 @@
+"""What recall costs a decorate: decorate p50/p99 in-process (no HTTP, no worker) at `--facts` facts in the
+graph, recall off against recall on with the lane's walk prepared for every turn, and recall's own time
+(`Recaller.find`) against its deadline (`LETHE_RECALL_INLINE_DEADLINE_MS`), with which way each turn went
+(provenance: prepared, inline, hits, partial, or none).
+
+Two memories alike but for recall: the same stored history and the same facts (integrated, linked to entities,
+indexed by words and by their own embeddings), kept against archived episodes as most facts of a long memory
+are. After each reply on the recall memory, the lane's own `prepare_recall` runs (in-process, through Temporal's
+activity test environment) so the next message finds its walk ready, as it does when the lane keeps up.
+
+    .venv/bin/python bench/hot_path_recall.py [--facts 10000] [--size 1000] [--samples 120] [--deadline-ms 150]
+
+Prints both and the ratio; writes bench/results/hot_path_recall.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # after the root: bench/providers.py is not the package
+
+from hot_path import import_history, reply_message, step_message  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+from stack import embedded_database, write_result  # noqa: E402
+from stats import summary  # noqa: E402
+from temporalio.testing import ActivityEnvironment  # noqa: E402
+
+from activities.recall import RecallActivities  # noqa: E402
+from activities.types import EventRef, JobInput, MemoryRef  # noqa: E402
+from api.clock import Clock  # noqa: E402
+from api.context import HotPath  # noqa: E402
+from api.decorate import decorate  # noqa: E402
+from api.recall import Recaller  # noqa: E402
+from api.report import report  # noqa: E402
+from config.mechanism import mechanism_config  # noqa: E402
+from config.settings import Settings  # noqa: E402
+from providers.factory import make_embedder, make_token_counter  # noqa: E402
+from providers.local_judge import LocalJudge  # noqa: E402
+from store.db import Database  # noqa: E402
+from store.repositories import tenants  # noqa: E402
+
+PEOPLE = ["Dana", "Priya", "Tomasz", "Ingrid", "Kofi", "Mireille", "Oskar", "Yuki", "Rafael", "Leila"]
+THINGS = ["checkout migration", "search reindex", "billing rewrite", "warehouse sync", "fraud scoring",
+          "invoice export", "loyalty ledger", "partner gateway", "pricing experiment", "retention cleanup"]
+
+
+class Timed:
+    """The recaller, timed: each find's wall time and what it returned."""
+
+    def __init__(self, recaller: Recaller) -> None:
+        self.recaller = recaller
+        self.times: list[float] = []
+        self.provenance: dict[str, int] = {}
+
+    async def find(self, db: Database, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        found = await self.recaller.find(db, **kwargs)
+        self.times.append((time.perf_counter() - started) * 1000)
+        name = found.provenance if found is not None else "none"
+        self.provenance[name] = self.provenance.get(name, 0) + 1
+        return found
+
+
+async def _turn(ctx: HotPath, tenant: str, memory_id: str, history: list[dict[str, Any]], turn: int) -> float:
+    started = time.perf_counter()
+    answer = json.loads(await decorate(ctx, tenant_id=tenant, memory_id=memory_id, body={
+        "model": "gpt-4o-mini", "messages": history}, clock=Clock(datetime.now(UTC)), idempotency_key=None))
+    decorate_ms = (time.perf_counter() - started) * 1000
+    await report(ctx, tenant_id=tenant, memory_id=memory_id, clock=Clock(datetime.now(UTC)), idempotency_key=None,
+                 body={"decorate_id": answer["decorate_id"], "response": reply_message(turn, answer)})
+    return decorate_ms
+
+
+async def _grow(ctx: HotPath, tenant: str, memory_id: str, size: int) -> int:
+    stored, turn = 0, 1
+    while stored < size:
+        history, turn = import_history(turn, min(25, max(1, (size - stored) // 2)))
+        await _turn(ctx, tenant, memory_id, history, turn)
+        stored += len(history) + 1
+    return turn
+
+
+async def _add_facts(db: Database, tenant: str, memory_id: str, count: int, seed: int) -> None:
+    """`count` facts of varied people and projects, each with an embedding of its own (random, so the HNSW
+    index is as spread as a real one), against an archived episode."""
+    rng = random.Random(seed)
+    async with db.session() as session, session.begin():
+        pk = (await session.execute(text("SELECT id FROM memories WHERE tenant_id = :t AND memory_id = :m"),
+                                    {"t": tenant, "m": memory_id})).scalar_one()
+        entities = {}
+        for name in [*PEOPLE, *THINGS]:
+            entities[name] = (await session.execute(text(
+                "INSERT INTO entities (memory_pk, tenant_id, name, origin, at) VALUES (:pk, :t, :n, 'bench', now()) "
+                "RETURNING id"), {"pk": pk, "t": tenant, "n": name})).scalar_one()
+        rows = []
+        for g in range(1, count + 1):
+            person, thing = rng.choice(PEOPLE), rng.choice(THINGS)
+            vector = [rng.gauss(0, 1) for _ in range(384)]
+            norm = sum(v * v for v in vector) ** 0.5
+            rows.append({"pk": pk, "t": tenant, "key": f"bench:{g}",
+                         "note": f"{person} owns item {g} of the {thing}, ticket LTH-{g}.", "s": person,
+                         "o": thing, "se": entities[person], "oe": entities[thing],
+                         "v": "[" + ",".join(f"{v / norm:.5f}" for v in vector) + "]"})
+        await session.execute(text(
+            "INSERT INTO facts (memory_pk, tenant_id, fact_key, note, subject, object, milestone, episode_keys, "
+            "first_turn, last_turn, at, valid_from, source, integrated_at, subject_entity_id, object_entity_id, "
+            "words, embedding) VALUES (:pk, :t, :key, :note, :s, :o, false, ARRAY['archived'], 1, 1, now(), now(), "
+            "'user', now(), :se, :oe, to_tsvector('simple', :note), CAST(:v AS vector))"), rows)
+
+
+async def _prepare(activities: RecallActivities, tenant: str, memory_id: str) -> int:
+    event = JobInput(MemoryRef(tenant, memory_id), EventRef(seq=0, kind="report"))
+    return int(await ActivityEnvironment().run(activities.prepare_recall, event))
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, default=10_000)
+    parser.add_argument("--size", type=int, default=1000, help="stored messages per memory")
+    parser.add_argument("--samples", type=int, default=120, help="timed decorates per memory")
+    parser.add_argument("--deadline-ms", type=int, default=150)
+    parser.add_argument("--out", default="bench/results/hot_path_recall.json")
+    args = parser.parse_args()
+    settings = Settings(_env_file=None)
+    config = mechanism_config(settings)
+    embedder = make_embedder()
+    judge = LocalJudge(embedder)
+    async with embedded_database("lethe-bench-recall-cost-") as db:
+        timed = Timed(Recaller(embedder=embedder, judge=judge, config=config,
+                               deadline_seconds=args.deadline_ms / 1000))
+        off = HotPath(db=db, counter=make_token_counter(), config=config)
+        on = HotPath(db=db, counter=make_token_counter(), config=config, recaller=timed)  # type: ignore[arg-type]
+        lane = RecallActivities(db=db, judge=judge, embedder=embedder, config=config)
+        async with db.session() as session, session.begin():
+            tenant = (await tenants.create_tenant(session, name="recall-cost")).id
+        turns: dict[str, int] = {}
+        for label, ctx in (("off", off), ("on", on)):
+            turns[label] = await _grow(ctx, tenant, label, args.size)
+            await _add_facts(db, tenant, label, args.facts, seed=1)
+        await _prepare(lane, tenant, "on")
+        # Warm both (first embeddings, first plans), untimed.
+        for label, ctx in (("off", off), ("on", on)):
+            for _ in range(3):
+                turns[label] += 1
+                await _turn(ctx, tenant, label, [step_message(turns[label])], turns[label])
+                if label == "on":
+                    await _prepare(lane, tenant, "on")
+        timed.times.clear()
+        timed.provenance.clear()
+        timings: dict[str, list[float]] = {"off": [], "on": []}
+        prepared_walks = 0
+        # Interleaved turns, so load on the machine falls on both alike.
+        for _ in range(args.samples):
+            for label, ctx in (("off", off), ("on", on)):
+                turns[label] += 1
+                timings[label].append(await _turn(ctx, tenant, label, [step_message(turns[label])], turns[label]))
+                if label == "on":  # the lane, between this reply and the next message
+                    prepared_walks += await _prepare(lane, tenant, "on") > 0
+        results: dict[str, Any] = {
+            "facts": args.facts, "stored_messages": args.size, "samples": args.samples,
+            "deadline_ms": args.deadline_ms,
+            "decorate_recall_off_ms": summary(timings["off"]), "decorate_recall_on_ms": summary(timings["on"]),
+            "recall_find_ms": summary(timed.times), "provenance": timed.provenance,
+            "walks_prepared": prepared_walks,
+        }
+        results["p50_ratio_on_to_off"] = round(results["decorate_recall_on_ms"]["p50"]
+                                               / results["decorate_recall_off_ms"]["p50"], 3)
+        results["find_p99_within_deadline"] = results["recall_find_ms"]["p99"] <= args.deadline_ms
+        for label in ("off", "on"):
+            row = results[f"decorate_recall_{label}_ms"]
+            print(f"decorate, recall {label:<3} at {args.facts} facts: p50 {row['p50']:.1f} ms, p90 {row['p90']:.1f}, "
+                  f"p99 {row['p99']:.1f}")
+        find = results["recall_find_ms"]
+        print(f"recall's own time: p50 {find['p50']:.1f} ms, p99 {find['p99']:.1f}, max {find['max']:.1f} "
+              f"(deadline {args.deadline_ms} ms); provenance {timed.provenance}")
+        print(f"p50 ratio, recall on to off: {results['p50_ratio_on_to_off']} (median of both: "
+              f"{statistics.median(timings['on']):.1f} / {statistics.median(timings['off']):.1f} ms)")
+        write_result(args.out, results)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
