@@ -27,7 +27,7 @@ from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
 from store.repositories import recall
-from store.repositories.recall_search import Candidates, Query, Searched, search_candidates
+from store.repositories.recall_search import Candidates, Query, Searched, search_by_meaning, search_by_words
 
 __all__ = ["Found", "Recaller", "new_user_text"]
 
@@ -139,12 +139,19 @@ class Recaller:
             progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
             parts = split_parts(text)
             dialogue = _dialogue(history)
-            vectors = await self.embedder.embed([text, dialogue, *parts], scope=scope)
-            candidates = await search_candidates(
-                session, tenant_id=tenant_id, memory_pk=pk, whole=Query(text, vectors[0]),
-                dialogue=Query(dialogue, vectors[1]), parts=[Query(p, v) for p, v in zip(parts, vectors[2:],
-                                                                                       strict=True)],
-                language=self.language, into=progress.searched)
+            # The message is embedded (CPU, in a thread) while the searches that need no vectors run.
+            embedding = asyncio.ensure_future(self.embedder.embed([text, dialogue, *parts], scope=scope))
+            try:
+                await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, dialogue],
+                                      parts=parts if len(parts) > 1 else [], language=self.language,
+                                      into=progress.searched)
+                vectors = await embedding
+            finally:
+                embedding.cancel()
+            queries = [Query(p, v) for p, v in zip(parts, vectors[2:], strict=True)]
+            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vectors[0], vectors[1]],
+                                    parts=queries, into=progress.searched)
+            candidates = progress.searched.candidates()
             progress.searches_done = True
         # The prepared walk's kept facts stand as rated; the message's own hits are rated afresh against it.
         fresh = set(candidates.facts[:rules.per_step])
@@ -152,7 +159,10 @@ class Recaller:
         levels, passage_levels = await walk_candidates(
             db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
             candidates=candidates, known=known_kept, scope=scope)
-        facts = kept_in_order(levels, rules)
+        # What this message's own walk kept comes first, best first: the prepared walk was rated against the
+        # turn before, and when the block's budget trims, the message decides what matters now.
+        own = kept_in_order({k: v for k, v in levels.items() if k not in known_kept}, rules)
+        facts = [*own, *kept_in_order(known_kept, rules)]
         passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
         items = await self._items(db, tenant_id, pk, facts, passages, candidates)
         return Found(text, items, "prepared" if prepared is not None else "inline")

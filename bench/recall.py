@@ -19,6 +19,7 @@ bench/results/recall.json.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import secrets
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +38,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from recall_baselines import Baselines  # noqa: E402
 from recall_conversation import Conversation, Fact, Turn, generate  # noqa: E402
+from recall_diagnosis import Diagnosis  # noqa: E402
 from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
 from stack import RESULTS, start_stack, stop_stack  # noqa: E402
 
@@ -71,10 +74,10 @@ def _reply(conversation: Conversation, answer: dict[str, Any], content: str,
 class LetheRun:
     """One memory on the stack, driven turn by turn."""
 
-    def __init__(self, client: httpx.Client, conversation: Conversation) -> None:
-        self.client, self.conversation = client, conversation
+    def __init__(self, client: httpx.Client, conversation: Conversation, database_url: str) -> None:
+        self.client, self.conversation, self.database_url = client, conversation, database_url
         self.notes_asked = 0
-        self.lane_timeouts = 0  # questions asked before every fact reached the graph
+        self.lane_timeouts = 0  # questions asked before the lane had caught up
 
     def _call(self, turn: Turn, messages: list[dict[str, Any]], at_offset: float = 0.0) -> dict[str, Any]:
         now = (turn.at.timestamp() + at_offset)
@@ -106,17 +109,36 @@ class LetheRun:
         return first
 
     def wait_for_lane(self, timeout: float) -> float:
-        """Until every fact written so far is in the graph (or `timeout`); returns the seconds waited."""
+        """Until the lane has caught up (or `timeout`): every event the memory sent processed, so its jobs are
+        done (the walk for the next message prepared, earlier blocks distilled), and every fact written so far
+        in the graph. A question comes days after its facts left the view: by then the lane has long caught up.
+        Returns the seconds waited."""
         started = time.monotonic()
         while True:
             facts = self.client.get(f"/v1/memories/{MEMORY}/facts").json()["facts"]
-            if all(f.get("integrated_at") for f in facts):
+            if all(f.get("integrated_at") for f in facts) and asyncio.run(_unprocessed(self.database_url)) == 0:
                 return time.monotonic() - started
             if time.monotonic() - started >= timeout:
                 break
-            time.sleep(0.5)
+            time.sleep(0.25)
         self.lane_timeouts += 1
         return time.monotonic() - started
+
+    def question_block(self, turn: int) -> dict[str, Any] | None:
+        """The turn's recall block as stored (its provenance and fact ids), None when it had none."""
+        state = self.client.get(f"/v1/memories/{MEMORY}").json()
+        return next((b for b in state["recall_blocks"] if b["turn"] == turn), None)
+
+
+async def _unprocessed(database_url: str) -> int:
+    """The memory's outbox events the lane has not finished (read from the stack's own Postgres)."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        return int(await connection.fetchval(
+            "SELECT count(*) FROM outbox o JOIN memories m ON m.id = o.memory_pk "
+            "WHERE m.memory_id = $1 AND o.processed_at IS NULL", MEMORY))
+    finally:
+        await connection.close()
 
 
 def _print_table(results: dict[str, Any]) -> None:
@@ -147,11 +169,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=None)
     parser.add_argument("--no-mem0", action="store_true", help="leave the mem0 peer out")
     parser.add_argument("--lane-wait-budget", type=float, default=None,
-                        help="most seconds, in all, spent waiting before questions for facts to reach the graph "
-                             "(at most 30 s a question; default 90 with --quick, else 180)")
+                        help="most seconds, in all, spent waiting before questions for the lane to catch up "
+                             "(at most 60 s a question; default 300 with --quick, else 600)")
     args = parser.parse_args()
     if args.lane_wait_budget is None:
-        args.lane_wait_budget = 90.0 if args.quick else 180.0
+        args.lane_wait_budget = 300.0 if args.quick else 600.0
     turns = args.turns or (140 if args.quick else 320)
     counter = TiktokenCounter()
     conversation = generate(seed=args.seed, turns=turns, ceiling_tokens=args.ceiling,
@@ -171,6 +193,8 @@ def main() -> None:
     started = time.monotonic()
     waited = 0.0
     control: list[bool] = []
+    provenance: dict[str, int] = {}  # how each question turn's block was made
+    misses: list[str] = []
     try:
         with httpx.Client(base_url=url, timeout=120) as client:
             made = client.post("/v1/admin/tenants", json={"name": f"recall-bench-{secrets.token_hex(4)}"},
@@ -179,11 +203,14 @@ def main() -> None:
             client.headers["Authorization"] = f"Bearer {made.json()['api_key']}"
             baselines = Baselines(conversation, counter, embedder, args.ceiling, MODEL,
                                   None if args.no_mem0 else data_dir / "state" / "postgres")
-            run = LetheRun(client, conversation)
+            database_url = stack.postgres_url()
+            run = LetheRun(client, conversation, database_url)
+            diagnosis = Diagnosis(database_url.replace("postgresql://", "postgresql+asyncpg://", 1),
+                                  made.json()["tenant_id"], MEMORY, embedder)
             for turn in conversation.turns:
                 question = questions.get(turn.number)
                 if question is not None:
-                    waited += run.wait_for_lane(max(0.0, min(30.0, args.lane_wait_budget - waited)))
+                    waited += run.wait_for_lane(max(0.0, min(60.0, args.lane_wait_budget - waited)))
                     baselines.question(question)
                 answer = run.turn(turn)
                 messages = answer["request"].get("messages") or answer["request"].get("input") or []
@@ -191,6 +218,17 @@ def main() -> None:
                 block = current_recall_block(messages)
                 if question is not None:
                     lethe.question(question, texts, counter.count_text(block) if block else None)
+                    stored = run.question_block(turn.number)
+                    made_by = stored["provenance"] if stored else "none"
+                    provenance[made_by] = provenance.get(made_by, 0) + 1
+                    said = sentences(texts)
+                    missing = [conversation.facts[f] for f in question.answers
+                               if not shows(said, conversation.facts[f])]
+                    if missing:
+                        facts = client.get(f"/v1/memories/{MEMORY}/facts").json()["facts"]
+                        for line in diagnosis.miss(question, missing, facts, stored):
+                            print(line, flush=True)
+                            misses.append(line.strip())
                     recent = _recent_fact(conversation, turn.number)
                     if recent is not None:  # a fact still in view: shows the check finds what is there
                         control.append(shows(sentences(texts), recent))
@@ -216,6 +254,8 @@ def main() -> None:
         "conversation_days": (conversation.turns[-1].at - conversation.turns[0].at).days,
         "seconds": round(time.monotonic() - started, 1), "lane_wait_seconds": round(waited, 1),
         "lane_wait_timeouts": run.lane_timeouts,
+        "question_blocks_by_provenance": provenance,
+        "lethe_misses": misses, "lethe_miss_causes": diagnosis.causes,
         "lethe_state": {"messages": state["messages"], "turns": state["turns"], "facts": state["facts"],
                         "graph": state["graph"], "episodes_by_state": _count_states(state["episodes"]),
                         "note_asks_answered": run.notes_asked},
@@ -229,7 +269,8 @@ def main() -> None:
     _print_table(results)
     print(f"\n{turns} turns over {results['conversation_days']} days, ceiling {args.ceiling}; Lethe: "
           f"{results['lethe_state']}; {results['seconds']} s (lane waits {results['lane_wait_seconds']} s, "
-          f"{run.lane_timeouts} questions asked before every fact was in the graph)")
+          f"{run.lane_timeouts} questions asked before the lane had caught up)")
+    print(f"question turns' recall blocks by provenance: {provenance}; causes of misses: {diagnosis.causes}")
     print(f"check of the check: a fact of the last 6 turns is in front of Lethe's model at "
           f"{_fmt(results['lethe_recent_fact_in_front'])} of question turns ({len(control)} with one)")
     if results["mem0"]:

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.recall.fusion import fuse
 from store.repositories.search import Hit, search_meaning, search_words
 
-__all__ = ["Candidates", "Query", "Searched", "search_candidates"]
+__all__ = ["Candidates", "Query", "Searched", "search_by_meaning", "search_by_words", "search_candidates"]
 
 # A part's own search counts for that part when its hit is this high in the part's ranking.
 PART_TOP = 3
@@ -65,20 +65,44 @@ async def search_candidates(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, whole: Query, dialogue: Query | None,
     parts: Sequence[Query], language: str = "simple", limit: int = 20, into: Searched | None = None,
 ) -> Candidates:
-    """Every search, in the order that finds most first (the whole message by words and meaning), each
-    ranking added to `into` as soon as it is done."""
-    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
+    """Every search, each ranking added to `into` as soon as it is done."""
     found = into if into is not None else Searched(limit=limit)
-    found.broad.append(_ids(await search_words(session, query=whole.text, language=language, **scope)))
-    found.broad.append(_ids(await search_meaning(session, vector=whole.vector, **scope)))
-    if dialogue is not None:
-        found.broad.append(_ids(await search_words(session, query=dialogue.text, language=language, **scope)))
-        found.broad.append(_ids(await search_meaning(session, vector=dialogue.vector, **scope)))
+    texts = [whole.text, dialogue.text if dialogue is not None else None]
+    await search_by_words(session, tenant_id=tenant_id, memory_pk=memory_pk, texts=texts,
+                          parts=[p.text for p in parts], language=language, into=found)
+    vectors = [whole.vector, dialogue.vector if dialogue is not None else None]
+    await search_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, vectors=vectors, parts=parts,
+                            into=found)
+    return found.candidates()
+
+
+async def search_by_words(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, texts: Sequence[str | None], parts: Sequence[str],
+    language: str, into: Searched,
+) -> None:
+    """The searches that need no vectors (the hot path runs them while the message is being embedded): the
+    graph by words for the whole message and the dialogue, passages by words for each part."""
+    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit}
+    for text in texts:
+        if text is not None:
+            into.broad.append(_ids(await search_words(session, query=text, language=language, **scope)))
+    for part in parts or [t for t in texts[:1] if t is not None]:
+        into.passages.append(_ids(await search_words(session, query=part, kind="passages", language=language,
+                                                     **scope)))
+
+
+async def search_by_meaning(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, vectors: Sequence[Any], parts: Sequence[Query],
+    into: Searched,
+) -> None:
+    """The graph by meaning for the whole message, the dialogue and each part; passages by meaning for each
+    part (`vectors`: the whole message's and the dialogue's, None for one not searched)."""
+    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit}
+    for vector in vectors:
+        if vector is not None:
+            into.broad.append(_ids(await search_meaning(session, vector=vector, **scope)))
     # A message of one part is its own whole: its part searches would only repeat the broad ones.
     for p in parts if len(parts) > 1 else []:
-        found.by_part.append((p.text, _ids(await search_meaning(session, vector=p.vector, **scope))))
-    for p in parts or [whole]:
-        found.passages.append(_ids(await search_words(session, query=p.text, kind="passages", language=language,
-                                                      **scope)))
-        found.passages.append(_ids(await search_meaning(session, vector=p.vector, kind="passages", **scope)))
-    return found.candidates()
+        into.by_part.append((p.text, _ids(await search_meaning(session, vector=p.vector, **scope))))
+    for vector in [p.vector for p in parts] or [v for v in vectors[:1] if v is not None]:
+        into.passages.append(_ids(await search_meaning(session, vector=vector, kind="passages", **scope)))
