@@ -104,6 +104,7 @@ class Recaller:
                 return await self._find(db, tenant_id, memory_id, history, text, progress)
         except TimeoutError:
             pass
+        done = f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done"
         if progress.pk is None:
             log.info("recall past its deadline before reading the memory: no block", extra={"memory_id": memory_id})
             return None
@@ -112,7 +113,8 @@ class Recaller:
         facts = [*known_kept, *(f for f in searched.facts[:self.hits] if f not in progress.kept)]
         passages = searched.passages[:self.passage_hits]
         if not facts and not passages:
-            log.info("recall past its deadline with nothing found yet: no block", extra={"memory_id": memory_id})
+            log.info("recall past its deadline with nothing found yet (%s): no block", done,
+                     extra={"memory_id": memory_id})
             return None
         provenance = "hits" if progress.searches_done else "partial"
         try:
@@ -121,7 +123,7 @@ class Recaller:
         except TimeoutError:
             log.info("recall past its deadline fetching what it found: no block", extra={"memory_id": memory_id})
             return None
-        log.info("recall past its deadline: what was found so far, as it is",
+        log.info("recall past its deadline (%s): what was found so far, as it is", done,
                  extra={"memory_id": memory_id, "provenance": provenance})
         return Found(text, items, provenance)
 
@@ -160,10 +162,15 @@ class Recaller:
             db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
             candidates=candidates, known=known_kept, scope=scope)
         # What this message's own walk kept comes first, best first: the prepared walk was rated against the
-        # turn before, and when the block's budget trims, the message decides what matters now.
+        # turn before, and when the block's budget trims, the message decides what matters now. With a walk
+        # prepared, the message's own search hits are added to it as they are (seed 001, "Recall"): a hit the
+        # judge rates only tangential against a short question is still what the searches agree on.
         own = kept_in_order({k: v for k, v in levels.items() if k not in known_kept}, rules)
-        facts = [*own, *kept_in_order(known_kept, rules)]
+        hits = candidates.facts[:self.hits] if prepared is not None else []
+        facts = list(dict.fromkeys([*own, *hits, *kept_in_order(known_kept, rules)]))
         passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
+        if prepared is not None:
+            passages = list(dict.fromkeys([*passages, *candidates.passages[:self.passage_hits]]))
         items = await self._items(db, tenant_id, pk, facts, passages, candidates)
         return Found(text, items, "prepared" if prepared is not None else "inline")
 

@@ -77,6 +77,7 @@ class LetheRun:
     def __init__(self, client: httpx.Client, conversation: Conversation, database_url: str) -> None:
         self.client, self.conversation, self.database_url = client, conversation, database_url
         self.notes_asked = 0
+        self.asked_turns: list[tuple[int, int]] = []  # the turns of every note ask answered
         self.lane_timeouts = 0  # questions asked before the lane had caught up
 
     def _call(self, turn: Turn, messages: list[dict[str, Any]], at_offset: float = 0.0) -> dict[str, Any]:
@@ -87,6 +88,8 @@ class LetheRun:
         response.raise_for_status()
         answer = response.json()
         self.notes_asked += bool(answer.get("note_ask_turns"))
+        if answer.get("note_ask_turns"):
+            self.asked_turns.append(tuple(answer["note_ask_turns"]))
         return answer
 
     def _report(self, turn: Turn, answer: dict[str, Any], response: dict[str, Any], at_offset: float) -> None:
@@ -212,6 +215,7 @@ def main() -> None:
                 if question is not None:
                     waited += run.wait_for_lane(max(0.0, min(60.0, args.lane_wait_budget - waited)))
                     baselines.question(question)
+                logged = list(stack.log_tail)
                 answer = run.turn(turn)
                 messages = answer["request"].get("messages") or answer["request"].get("input") or []
                 texts = request_texts(messages)
@@ -219,14 +223,17 @@ def main() -> None:
                 if question is not None:
                     lethe.question(question, texts, counter.count_text(block) if block else None)
                     stored = run.question_block(turn.number)
-                    made_by = stored["provenance"] if stored else "none"
+                    # No block: the gateway logs it when recall's deadline passed with nothing found.
+                    cut = any("recall past its deadline" in line for line in stack.log_tail if line not in logged)
+                    made_by = stored["provenance"] if stored else ("none, deadline" if cut else "none, nothing kept")
                     provenance[made_by] = provenance.get(made_by, 0) + 1
                     said = sentences(texts)
                     missing = [conversation.facts[f] for f in question.answers
                                if not shows(said, conversation.facts[f])]
                     if missing:
                         facts = client.get(f"/v1/memories/{MEMORY}/facts").json()["facts"]
-                        for line in diagnosis.miss(question, missing, facts, stored):
+                        for line in diagnosis.miss(question, missing, facts, stored, made_by,
+                                                   run.asked_turns):
                             print(line, flush=True)
                             misses.append(line.strip())
                     recent = _recent_fact(conversation, turn.number)

@@ -37,7 +37,7 @@ class Diagnosis:
         self.causes: dict[str, int] = {}
 
     def miss(self, question: Question, missing: list[Fact], facts: list[dict[str, Any]],
-             block: dict[str, Any] | None) -> list[str]:
+             block: dict[str, Any] | None, made_by: str, asked: list[tuple[int, int]]) -> list[str]:
         """One line per missing answer fact, saying where it was lost."""
         by_note = {str(f["note"]).strip().lower(): f for f in facts}
         rows = {fact.id: by_note.get(fact.note.strip().lower()) for fact in missing}
@@ -47,7 +47,8 @@ class Diagnosis:
         for fact in missing:
             row = rows[fact.id]
             if row is None:
-                cause = "never written"
+                covered = any(first <= fact.turn <= last for first, last in asked)
+                cause = "never written" + ("" if covered else f" (no note ask covered its turn {fact.turn})")
             elif not row.get("integrated_at"):
                 cause = "written, not yet in the graph"
             elif row.get("merged_into"):
@@ -67,7 +68,8 @@ class Diagnosis:
                 else:
                     cause = f"kept by the walk ({LEVELS[level]}, rank {rank}), left out of the block"
             self.causes[cause.split(" (")[0]] = self.causes.get(cause.split(" (")[0], 0) + 1
-            made = "no block" if block is None else f"block {block['provenance']}, {len(block['fact_ids'])} facts"
+            made = f"no block ({made_by})" if block is None else \
+                f"block {block['provenance']}, {len(block['fact_ids'])} facts"
             lines.append(f"  miss {question.id} ({question.kind}, turn {question.turn}, {made}): "
                          f"{fact.note!r}: {cause}")
         return lines
