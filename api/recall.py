@@ -71,6 +71,7 @@ class _Progress:
     kept: dict[int, int] = field(default_factory=dict)
     searched: Searched = field(default_factory=Searched)
     searches_done: bool = False
+    embedded: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,8 @@ class Recaller:
                 return await self._find(db, tenant_id, memory_id, history, text, progress)
         except TimeoutError:
             pass
-        done = f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done"
+        done = (f"memory read: {progress.pk is not None}, message embedded: {progress.embedded}, "
+                f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done")
         if progress.pk is None:
             log.info("recall past its deadline before reading the memory: no block", extra={"memory_id": memory_id})
             return None
@@ -141,36 +143,36 @@ class Recaller:
             progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
             parts = split_parts(text)
             dialogue = _dialogue(history)
+            # A request holding only the new message has no recent conversation beyond it: searching the
+            # dialogue would repeat the message's own searches.
+            talk = [dialogue] if sum(item_kind(m) != "instruction" for m in history[-DIALOGUE_ITEMS:]) > 1 else []
             # The message is embedded (CPU, in a thread) while the searches that need no vectors run.
-            embedding = asyncio.ensure_future(self.embedder.embed([text, dialogue, *parts], scope=scope))
+            embedding = asyncio.ensure_future(self.embedder.embed([text, *talk, *parts], scope=scope))
             try:
-                await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, dialogue],
+                await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
                                       parts=parts if len(parts) > 1 else [], language=self.language,
                                       into=progress.searched)
                 vectors = await embedding
+                progress.embedded = True
             finally:
                 embedding.cancel()
-            queries = [Query(p, v) for p, v in zip(parts, vectors[2:], strict=True)]
-            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vectors[0], vectors[1]],
-                                    parts=queries, into=progress.searched)
+            queries = [Query(p, v) for p, v in zip(parts, vectors[1 + len(talk):], strict=True)]
+            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk,
+                                    vectors=list(vectors[:1 + len(talk)]), parts=queries, into=progress.searched)
             candidates = progress.searched.candidates()
             progress.searches_done = True
-        # The prepared walk's kept facts stand as rated; the message's own hits are rated afresh against it.
-        fresh = set(candidates.facts[:rules.per_step])
-        known_kept = {k: v for k, v in progress.kept.items() if k not in fresh}
-        levels, passage_levels = await walk_candidates(
-            db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
-            candidates=candidates, known=known_kept, scope=scope)
-        # What this message's own walk kept comes first, best first: the prepared walk was rated against the
-        # turn before, and when the block's budget trims, the message decides what matters now. With a walk
-        # prepared, the message's own search hits are added to it as they are (seed 001, "Recall"): a hit the
-        # judge rates only tangential against a short question is still what the searches agree on.
-        own = kept_in_order({k: v for k, v in levels.items() if k not in known_kept}, rules)
-        hits = candidates.facts[:self.hits] if prepared is not None else []
-        facts = list(dict.fromkeys([*own, *hits, *kept_in_order(known_kept, rules)]))
-        passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
         if prepared is not None:
-            passages = list(dict.fromkeys([*passages, *candidates.passages[:self.passage_hits]]))
+            # A walk was prepared: the message's own search hits are added to it as they are (seed 001,
+            # "Recall"), hits first (the message decides what matters now; the prepared walk was rated
+            # against the turn before, so a tight budget trims its facts first). No walk runs here.
+            facts = list(dict.fromkeys([*candidates.facts[:self.hits], *kept_in_order(progress.kept, rules)]))
+            passages = candidates.passages[:self.passage_hits]
+        else:
+            levels, passage_levels = await walk_candidates(
+                db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
+                candidates=candidates, known={}, scope=scope)
+            facts = kept_in_order(levels, rules)
+            passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
         items = await self._items(db, tenant_id, pk, facts, passages, candidates)
         return Found(text, items, "prepared" if prepared is not None else "inline")
 

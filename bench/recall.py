@@ -224,8 +224,9 @@ def main() -> None:
                     lethe.question(question, texts, counter.count_text(block) if block else None)
                     stored = run.question_block(turn.number)
                     # No block: the gateway logs it when recall's deadline passed with nothing found.
-                    cut = any("recall past its deadline" in line for line in stack.log_tail if line not in logged)
-                    made_by = stored["provenance"] if stored else ("none, deadline" if cut else "none, nothing kept")
+                    cut = [line for line in stack.log_tail if line not in logged and "recall past its deadline" in line]
+                    made_by = stored["provenance"] if stored else \
+                        ("none, deadline: " + cut[-1].split("deadline", 1)[1].strip() if cut else "none, nothing kept")
                     provenance[made_by] = provenance.get(made_by, 0) + 1
                     said = sentences(texts)
                     missing = [conversation.facts[f] for f in question.answers

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.recall.fusion import fuse
-from store.repositories.search import Hit, search_meaning, search_words
+from store.repositories.search import Hit, relax_vector_scan, search_meaning, search_words
 
 __all__ = ["Candidates", "Query", "Searched", "search_by_meaning", "search_by_words", "search_candidates"]
 
@@ -97,12 +97,18 @@ async def search_by_meaning(
 ) -> None:
     """The graph by meaning for the whole message, the dialogue and each part; passages by meaning for each
     part (`vectors`: the whole message's and the dialogue's, None for one not searched)."""
-    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit}
-    for vector in vectors:
+    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit, "relax": False}
+    await relax_vector_scan(session)
+    # Most telling first, so a deadline that cuts the searching short keeps the best of it: the graph for the
+    # whole message, then passages, then the dialogue and the parts.
+    whole, rest = vectors[0], vectors[1:]
+    if whole is not None:
+        into.broad.append(_ids(await search_meaning(session, vector=whole, **scope)))
+    for vector in [p.vector for p in parts] or ([whole] if whole is not None else []):
+        into.passages.append(_ids(await search_meaning(session, vector=vector, kind="passages", **scope)))
+    for vector in rest:
         if vector is not None:
             into.broad.append(_ids(await search_meaning(session, vector=vector, **scope)))
     # A message of one part is its own whole: its part searches would only repeat the broad ones.
     for p in parts if len(parts) > 1 else []:
         into.by_part.append((p.text, _ids(await search_meaning(session, vector=p.vector, **scope))))
-    for vector in [p.vector for p in parts] or [v for v in vectors[:1] if v is not None]:
-        into.passages.append(_ids(await search_meaning(session, vector=vector, kind="passages", **scope)))

@@ -109,10 +109,13 @@ async def search_words(
 
 async def search_meaning(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, vector: Any, kind: Kind = "facts", limit: int = 20,
+    relax: bool = True,
 ) -> list[Hit]:
-    """Nearest by cosine over the HNSW index; the score is the similarity."""
+    """Nearest by cosine over the HNSW index; the score is the similarity. `relax=False`: the caller already
+    relaxed the scan in this transaction (one round trip fewer per search)."""
     model, text_column, live = _table(kind)
-    await relax_vector_scan(session)
+    if relax:
+        await relax_vector_scan(session)
     distance = model.embedding.cosine_distance(np.asarray(vector, dtype=np.float32).tolist())
     rows = await session.execute(
         select(model.id, text_column, distance, model.at)
