@@ -225,9 +225,9 @@ def main() -> None:
                     stored = run.question_block(turn.number)
                     # No block: the gateway logs it when recall's deadline passed with nothing found.
                     cut = [line for line in stack.log_tail if line not in logged and "recall past its deadline" in line]
-                    made_by = stored["provenance"] if stored else \
-                        ("none, deadline: " + cut[-1].split("deadline", 1)[1].strip() if cut else "none, nothing kept")
-                    provenance[made_by] = provenance.get(made_by, 0) + 1
+                    kind = stored["provenance"] if stored else ("none, deadline" if cut else "none, nothing kept")
+                    provenance[kind] = provenance.get(kind, 0) + 1
+                    made_by = kind + (": " + cut[-1].split("deadline", 1)[1].strip() if cut and not stored else "")
                     said = sentences(texts)
                     missing = [conversation.facts[f] for f in question.answers
                                if not shows(said, conversation.facts[f])]
