@@ -50,6 +50,12 @@ class Found:
     provenance: str
 
 
+def _abandon(task: asyncio.Future[Any]) -> None:
+    """Cancel a task past the deadline and let it unwind unawaited; what it raises then is of no interest."""
+    task.cancel()
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
 def new_user_text(history: Sequence[Mapping[str, Any]]) -> str | None:
     """The text of the request's last item when it is a user message: only then can there be a new turn."""
     if not history or item_kind(history[-1]) != "user":
@@ -100,35 +106,38 @@ class Recaller:
         loop = asyncio.get_running_loop()
         ends = loop.time() + self.deadline_seconds
         progress = _Progress()
-        try:
-            # The fetch of what a cut-short search found needs a moment of its own inside the deadline.
-            async with asyncio.timeout_at(ends - min(FETCH_RESERVE, self.deadline_seconds / 3)):
-                return await self._find(db, tenant_id, memory_id, history, text, progress)
-        except TimeoutError:
-            pass
+        # A task waited on, not awaited under a timeout: past the deadline it is cancelled and left to unwind
+        # (a cancelled query's rollback) on its own, so that unwinding never counts against the deadline.
+        # The fetch of what a cut-short search found needs a moment of its own inside the deadline.
+        finding = asyncio.ensure_future(self._find(db, tenant_id, memory_id, history, text, progress))
+        await asyncio.wait({finding}, timeout=max(0.0, ends - min(FETCH_RESERVE, self.deadline_seconds / 3)
+                                                  - loop.time()))
+        if finding.done():
+            return finding.result()
+        _abandon(finding)
         done = (f"memory read: {progress.pk is not None}, message embedded: {progress.embedded}, "
                 f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done")
         if progress.pk is None:
             log.info("recall past its deadline before reading the memory: no block", extra={"memory_id": memory_id})
             return None
         searched = progress.searched.candidates()
-        known_kept = list(progress.kept)
-        facts = [*known_kept, *(f for f in searched.facts[:self.hits] if f not in progress.kept)]
+        facts = list(dict.fromkeys([*searched.facts[:self.hits], *kept_in_order(progress.kept,
+                                                                                 self.config.walk_rules())]))
         passages = searched.passages[:self.passage_hits]
         if not facts and not passages:
             log.info("recall past its deadline with nothing found yet (%s): no block", done,
                      extra={"memory_id": memory_id})
             return None
         provenance = "hits" if progress.searches_done else "partial"
-        try:
-            async with asyncio.timeout_at(ends):
-                items = await self._items(db, tenant_id, progress.pk, facts, passages, searched)
-        except TimeoutError:
+        fetching = asyncio.ensure_future(self._items(db, tenant_id, progress.pk, facts, passages, searched))
+        await asyncio.wait({fetching}, timeout=max(0.0, ends - loop.time()))
+        if not fetching.done():
+            _abandon(fetching)
             log.info("recall past its deadline fetching what it found: no block", extra={"memory_id": memory_id})
             return None
         log.info("recall past its deadline (%s): what was found so far, as it is", done,
                  extra={"memory_id": memory_id, "provenance": provenance})
-        return Found(text, items, provenance)
+        return Found(text, fetching.result(), provenance)
 
     async def _find(self, db: Database, tenant_id: str, memory_id: str, history: Sequence[Mapping[str, Any]],
                     text: str, progress: _Progress) -> Found | None:
