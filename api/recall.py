@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 # The recent conversation searched with the message: this many items before it, this many characters.
 DIALOGUE_ITEMS = 6
 DIALOGUE_CHARS = 1200
+# With a walk prepared, this many of the message's best hits come before what its own walk kept.
+HITS_FIRST = 3
 # Of the deadline, kept back for fetching what a cut-short find had found (a lookup by ids), at most this:
 # on a loaded machine a fetch can take tens of milliseconds, and a fetch cut short loses everything found.
 FETCH_RESERVE = 0.05
@@ -171,18 +173,25 @@ class Recaller:
                                     vectors=list(vectors[:1 + len(talk)]), parts=queries, into=progress.searched)
             candidates = progress.searched.candidates()
             progress.searches_done = True
-        if prepared is not None:
-            # A walk was prepared: the message's own search hits are added to it as they are (seed 001,
-            # "Recall"), hits first (the message decides what matters now; the prepared walk was rated
-            # against the turn before, so a tight budget trims its facts first). No walk runs here.
-            facts = list(dict.fromkeys([*candidates.facts[:self.hits], *kept_in_order(progress.kept, rules)]))
-            passages = candidates.passages[:self.passage_hits]
+        # The message's own hits are walked (a fact they lead to through a bridge is what a two-hop question
+        # needs); the prepared walk's kept facts stand as rated and are not rated again.
+        fresh = set(candidates.facts[:rules.per_step])
+        known_kept = {k: v for k, v in progress.kept.items() if k not in fresh}
+        levels, passage_levels = await walk_candidates(
+            db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
+            candidates=candidates, known=known_kept, scope=scope)
+        own = kept_in_order({k: v for k, v in levels.items() if k not in known_kept}, rules)
+        passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
+        if prepared is None:
+            facts = own
         else:
-            levels, passage_levels = await walk_candidates(
-                db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
-                candidates=candidates, known={}, scope=scope)
-            facts = kept_in_order(levels, rules)
-            passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
+            # A walk was prepared: the message's own search hits are added to it as they are (seed 001,
+            # "Recall"), because the judge may rate a paraphrase every search ranks first as only tangential.
+            # Order: the best hits, what the message's walk kept, the other hits, then the prepared walk's facts
+            # (rated against the turn before), so a tight budget trims those first.
+            hits = candidates.facts[:self.hits]
+            facts = list(dict.fromkeys([*hits[:HITS_FIRST], *own, *hits, *kept_in_order(known_kept, rules)]))
+            passages = list(dict.fromkeys([*passages, *candidates.passages[:self.passage_hits]]))
         items = await self._items(db, tenant_id, pk, facts, passages, candidates)
         return Found(text, items, "prepared" if prepared is not None else "inline")
 

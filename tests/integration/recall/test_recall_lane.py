@@ -44,6 +44,17 @@ class _StuckJudge(LocalJudge):
         return await super().rate_relevance(dialogue, facts, scope=scope)
 
 
+class _StuckEmbedder:
+    """An embedder whose vectors never come back in time (a remote embedding service on a slow day)."""
+
+    model_id = EMBEDDER.model_id
+    dimensions = EMBEDDER.dimensions
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> Any:
+        await asyncio.sleep(60)
+        return await EMBEDDER.embed(texts, scope=scope)
+
+
 async def _state(http: httpx.AsyncClient, key: str, memory_id: str) -> dict[str, Any]:
     response = await http.get(f"/v1/memories/{memory_id}", headers=auth(key))
     assert response.status_code == 200, response.text
@@ -97,6 +108,12 @@ async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
     # The deadline bounds all of recall, searches included: with none at all, nothing is found and no block.
     instant = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=0)
     assert await instant.find(db, tenant_id=tenant_id, memory_id="rc", history=history) is None
+    # An embedder that never answers: the searches by words still run, and recall returns at its deadline
+    # with what they found (the searches cut short) or nothing, instead of waiting for the embedder.
+    stuck = Recaller(embedder=_StuckEmbedder(), judge=LocalJudge(EMBEDDER), config=MechanismConfig(),
+                     deadline_seconds=1)
+    cut = await asyncio.wait_for(stuck.find(db, tenant_id=tenant_id, memory_id="rc", history=history), 30)
+    assert cut is None or cut.provenance == "partial"
     # A tool loop inside the turn carries the same block, and stores no second one.
     await talk.report(asked, "Checking the records.", tool=True)
     looped = await talk.decorate()
