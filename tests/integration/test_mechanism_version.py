@@ -62,3 +62,39 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
             session, tenant_id=tenant_id, memory_pk=pk), at=NOW)
 
     assert await step(note) > 0  # the fact, and the episode now has its facts
+
+
+async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(db: Database) -> None:
+    """What the gateway relies on to read only what changed (api/memory_cache.py): every row a change writes is
+    stamped after the version it held, and nothing else is."""
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"stamps-{NOW.timestamp()}-{id(session)}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="stamped")
+    pk, tenant_id = memory.id, tenant.id
+    first = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
+                    tokens=10, at=NOW)
+    second = Episode(**{**first.__dict__, "id": "ep-3-4", "first_seq": 3, "last_seq": 4})
+
+    async def changed_since(version: int) -> tuple[list[str], int]:
+        async with db.session() as session:
+            episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
+            traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
+        return [e.id for e in episodes], len(traces)
+
+    before = await _version(db, pk)
+    async with db.session() as session, session.begin():
+        await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[first, second], at=NOW)
+    held = await _version(db, pk)
+    assert await changed_since(before) == (["ep-1-2", "ep-3-4"], 2)  # the episodes and their encoding traces
+    assert await changed_since(held) == ([], 0)
+
+    leaving = Episode(**{**second.__dict__, "state": EpisodeState.LEAVING})
+    async with db.session() as session, session.begin():
+        await memories.lock_memory(session, tenant_id=tenant_id, memory_id="stamped", create=False)
+        await mechanism.apply_transitions(
+            session, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],
+            transitions=[Transition("ep-3-4", EpisodeState.LIVE, EpisodeState.LEAVING, "fade")], at=NOW)
+        await mechanism.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
+            Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
+    assert await changed_since(held) == (["ep-3-4"], 1)
+    assert await changed_since(await _version(db, pk)) == ([], 0)
