@@ -3,10 +3,13 @@ cache of them depends on it) and with nothing else."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 
+from engine.cutting import covered_prefix
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.facts import Fact
 from engine.traces import Trace
@@ -98,3 +101,16 @@ async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(d
             Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
     assert await changed_since(held) == (["ep-3-4"], 1)
     assert await changed_since(await _version(db, pk)) == ([], 0)
+
+
+@pytest.mark.parametrize("spans", [[], [(2, 3)], [(1, 2), (3, 5), (7, 9)], [(1, 4), (5, 6), (7, 8)],
+                                   [(3, 4), (1, 2), (9, 9), (5, 8)]])
+async def test_the_covered_prefix_in_postgres_is_the_engines(db: Database, spans: list[tuple[int, int]]) -> None:
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"covered-{uuid.uuid4().hex[:8]}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="covered")
+        episodes = [Episode(id=f"ep-{a}-{b}", state=EpisodeState.FORGOTTEN if a % 2 else EpisodeState.LIVE,
+                            first_seq=a, last_seq=b, first_turn=a, last_turn=b, tokens=1, at=NOW) for a, b in spans]
+        await mechanism.save_cut(session, tenant_id=tenant.id, memory_pk=memory.id, episodes=episodes, at=NOW)
+        assert await mechanism.covered_prefix(session, tenant_id=tenant.id, memory_pk=memory.id) == \
+            covered_prefix(episodes)
