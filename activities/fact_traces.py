@@ -5,11 +5,12 @@ Stored at the fact's time, never the time the job ran; the traces' unique index 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from temporalio import activity
 
-from engine.episodes import EpisodeState
+from engine.episodes import merged_spans
 from engine.texts import messages_text
 from engine.traces import Trace
 from providers.judge import Judge
@@ -31,14 +32,15 @@ async def score_fact_traces(
         if pk is None:
             return 0
         facts = await lane.facts_by_keys(session, tenant_id=tenant_id, memory_pk=pk, keys=fact_keys)
-        episodes = [e for e in await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk)
-                    if e.state is not EpisodeState.FORGOTTEN]
-        messages = await lane.stored_messages(session, tenant_id=tenant_id, memory_pk=pk)
+        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk, forgotten=False)
+        # Only the remembered episodes' messages: a long memory's forgotten history is most of it.
+        messages = await lane.messages_in(session, tenant_id=tenant_id, memory_pk=pk,
+                                          spans=merged_spans((e.first_seq, e.last_seq) for e in episodes))
     if not facts or not episodes:
         return 0
-    # Seqs run without gaps from the first message, so each episode's messages are one slice.
-    base = messages[0].seq if messages else 1
-    texts = [messages_text(messages[e.first_seq - base:e.last_seq - base + 1]) for e in episodes]
+    seqs = [m.seq for m in messages]
+    texts = [messages_text(messages[bisect_left(seqs, e.first_seq):bisect_right(seqs, e.last_seq)])
+             for e in episodes]
     added = 0
     for start in range(0, len(facts), BATCH_FACTS):
         batch = facts[start:start + BATCH_FACTS]

@@ -8,15 +8,16 @@ existing keys, so a retried cut inserts nothing twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy.ext.asyncio import AsyncSession
 from temporalio import activity
 
 from engine.budget import RECENT_MESSAGES, budget_for
 from engine.config import MechanismConfig
-from engine.cutting import covered_prefix, cut_closed, uncut_runs
+from engine.cutting import cut_closed, uncut_runs
 from engine.episodes import Episode
+from engine.messages import StoredMessage
 from engine.texts import CONTEXT_UNITS, unit_text
 from engine.units import closed_units, current_turn, units_of
 from providers.judge import Judge
@@ -29,11 +30,20 @@ __all__ = ["Cut", "cut_uncut", "score_units"]
 BATCH_UNITS = 48
 
 
-def _cut_from(episodes: Sequence[Episode]) -> int:
-    """Where the history a cut or a scoring reads begins: the start of the episode that ends the covered
-    prefix, so units stay whole and the judge has context before the first uncut unit."""
-    covered = covered_prefix(episodes)
-    return max((e.first_seq for e in episodes if e.last_seq == covered), default=1)
+async def _cutting_view(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int
+) -> tuple[list[Episode], list[StoredMessage], int]:
+    """What scoring and cutting read: the history from the start of the episode that ends the covered prefix
+    (so units stay whole and the judge has context before the first uncut unit) and the recent messages, the
+    episodes that reach into it, and where it starts. Never every episode nor every message of a long memory."""
+    covered = await mechanism.covered_prefix(session, tenant_id=tenant_id, memory_pk=memory_pk)
+    last = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk, reaching=covered)
+    start = max((e.first_seq for e in last if e.last_seq == covered), default=1)
+    messages = await lane.uncut_and_recent(session, tenant_id=tenant_id, memory_pk=memory_pk, from_seq=start,
+                                           recent=RECENT_MESSAGES)
+    episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                             reaching=messages[0].seq if messages else covered)
+    return episodes, messages, start
 
 
 async def score_units(db: Database, judge: Judge, *, tenant_id: str, memory_id: str) -> int:
@@ -43,10 +53,7 @@ async def score_units(db: Database, judge: Judge, *, tenant_id: str, memory_id: 
         pk = await lane.memory_pk(session, tenant_id=tenant_id, memory_id=memory_id)
         if pk is None:
             return 0
-        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk)
-        start = _cut_from(episodes)
-        messages = await lane.uncut_and_recent(session, tenant_id=tenant_id, memory_pk=pk, from_seq=start,
-                                               recent=RECENT_MESSAGES)
+        episodes, messages, start = await _cutting_view(session, tenant_id=tenant_id, memory_pk=pk)
         scored = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=pk,
                                                       after_seq=start - 1)
     closed = closed_units(units_of(messages), current_turn(messages))
@@ -89,10 +96,7 @@ async def cut_uncut(
     The turn in progress is never cut."""
     async with db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
-        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
-        start = _cut_from(episodes)
-        messages = await lane.uncut_and_recent(session, tenant_id=tenant_id, memory_pk=memory.id,
-                                               from_seq=start, recent=RECENT_MESSAGES)
+        episodes, messages, start = await _cutting_view(session, tenant_id=tenant_id, memory_pk=memory.id)
         units = units_of(messages)
         turn = current_turn(messages)
         uncut = sum(u.tokens for run in uncut_runs(closed_units(units, turn), episodes) for u in run)

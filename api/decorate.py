@@ -22,7 +22,6 @@ from api.memory_cache import CachedMemory, History, MemoryContents
 from api.recall import Found
 from api.shapes import parse_request, role_of
 from engine.budget import RECENT_MESSAGES
-from engine.cutting import covered_prefix
 from engine.decorate import DecoratePlan, StoredMemory, in_view_and_recent
 from engine.decorate import decorate as plan_decorate
 from engine.episodes import EpisodeState
@@ -84,9 +83,9 @@ async def decorate(
                               before_seq=plan.recall_seq, text=plan.recall_block, items=plan.recall_items,
                               provenance=found.provenance, at=now)
         answer = _answer(session, call, plan, stored, tenant_id=tenant_id, memory=memory, now=now)
-    # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reloads.
-    changed = plan.new_episodes or plan.transitions
-    ctx.memories.put(tenant_id, memory.id, CachedMemory(history, None if changed else known))
+    # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
+    # those changes (stamped after `known.version`) and nothing else.
+    ctx.memories.put(tenant_id, memory.id, CachedMemory(history, known))
     return answer
 
 
@@ -123,14 +122,21 @@ async def _store_new_messages(
 
 
 async def _contents(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memory: Memory) -> MemoryContents:
+    """The memory's episodes, facts and traces: what the gateway holds, with what changed since read."""
     known = ctx.memories.get(tenant_id, memory.id).contents
     if known is not None and known.version == memory.mechanism_version:
         return known
-    return MemoryContents(
+    since = None if known is None else known.version
+    facts, gone = await mechanism.changed_facts(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                                changed_after=since)
+    return (known or MemoryContents.empty()).updated(
         version=memory.mechanism_version,
-        episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id),
-        facts=await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id, block_only=True),
-        traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id),
+        episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                               changed_after=since),
+        traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id, changed_after=since),
+        merged={} if since is None else await mechanism.merged_facts(session, tenant_id=tenant_id,
+                                                                     memory_pk=memory.id, changed_after=since),
+        facts=facts, gone=gone,
     )
 
 
@@ -147,19 +153,21 @@ async def _plan(
     ctx: HotPath, session: AsyncSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
     known: MemoryContents, now: datetime, found: Found | None = None,
 ) -> DecoratePlan:
-    in_view = in_view_and_recent(history.messages, known.episodes, recent=RECENT_MESSAGES)
+    in_view = in_view_and_recent(history.messages, known.hidden(), recent=RECENT_MESSAGES)
     blocks: dict[int, tuple[str, frozenset[int]]] = {}
     if ctx.recaller is not None and in_view:
         blocks = await recall.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory.id,
                                              from_seq=in_view[0].seq)
+    # Forgotten episodes before what the engine reads hide nothing in it: a long memory's thousands stay out.
+    episodes = known.episodes_from(in_view[0].seq if in_view else history.last_seq + 1)
     view = StoredMemory(
-        messages=in_view, episodes=known.episodes, facts=known.facts, traces=known.traces,
+        messages=in_view, episodes=episodes, facts=known.facts, traces=known.traces_for(episodes, known.facts),
         recall_blocks={seq: text for seq, (text, _) in blocks.items()},
         recall_shown={seq: ids for seq, (_, ids) in blocks.items()},
     )
     # Only uncut history is ever cut: scores of units inside episodes are not needed.
     scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
-                                                  after_seq=covered_prefix(known.episodes))
+                                                  after_seq=known.covered())
     ratio = await size_ratios.ratio_for(session, tenant_id=tenant_id, memory=memory, model=call.model)
     return plan_decorate(
         call.body, view, now=now, config=ctx.config, boundary_scores=scores, count_text=ctx.text_counter(call.model),

@@ -42,7 +42,9 @@ from engine.sizing import estimate_tokens
 from engine.traces import Trace, encoding_trace, episode_activations, fact_activations
 from engine.units import current_turn, units_of
 
-__all__ = ["DecoratePlan", "StoredMemory", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages"]
+__all__ = [
+    "DecoratePlan", "StoredMemory", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages",
+]
 
 
 @dataclass(frozen=True)
@@ -105,13 +107,14 @@ def visible_messages(messages: Sequence[StoredMessage], episodes: Sequence[Episo
 
 
 def in_view_and_recent(
-    messages: Sequence[StoredMessage], episodes: Sequence[Episode], *, recent: int
+    messages: Sequence[StoredMessage], hidden: Sequence[tuple[int, int]], *, recent: int
 ) -> list[StoredMessage]:
-    """What a decorate needs of a memory's whole history: messages outside sealed or forgotten episodes, plus
-    the last `recent` ones (out of view, only recent turns' sizes and times still matter).
+    """What a decorate needs of a memory's whole history: messages outside the `hidden` spans
+    (`engine.episodes.hidden_spans`), plus the last `recent` ones (out of view, only recent turns' sizes and
+    times still matter).
 
-    A memory's seqs run 1, 2, 3... without gaps, so each hidden episode is one slice to skip: the cost follows
-    the episodes and what is kept, not the length of the history."""
+    A memory's seqs run 1, 2, 3... without gaps, so each hidden span is one slice to skip: the cost follows
+    the spans and what is kept, not the length of the history."""
     if not messages:
         return []
     if messages[-1].seq - messages[0].seq != len(messages) - 1:
@@ -119,7 +122,7 @@ def in_view_and_recent(
     base, tail_from = messages[0].seq, max(0, len(messages) - recent)
     kept: list[StoredMessage] = []
     position = 0
-    for first, last in sorted((e.first_seq, e.last_seq) for e in episodes if not e.in_view):
+    for first, last in hidden:
         lo, hi = max(first - base, position), min(last - base + 1, tail_from)
         if lo >= hi:
             continue

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -20,6 +21,8 @@ __all__ = [
     "acknowledge",
     "fade_step",
     "forget",
+    "hidden_spans",
+    "merged_spans",
     "seal",
     "seal_without_facts",
     "start_leaving",
@@ -119,3 +122,20 @@ def fade_step(episode: Episode) -> Episode:
     if episode.state is EpisodeState.SEALED:
         return forget(episode)
     raise IllegalTransition(f"episode {episode.id} is {episode.state}; a fade picks only live or sealed ones")
+
+
+def merged_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first seq, last seq) spans sorted and joined where they meet: a long memory's thousands of forgotten
+    episodes, side by side in its history, become a few spans."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(spans):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def hidden_spans(episodes: Iterable[Episode]) -> list[tuple[int, int]]:
+    """The spans of history out of view: sealed and forgotten episodes, joined where they meet."""
+    return merged_spans((e.first_seq, e.last_seq) for e in episodes if not e.in_view)

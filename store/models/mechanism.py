@@ -36,7 +36,8 @@ _MEMORY_FK = "memories.id"
 
 class Episode(Base):
     __tablename__ = "episodes"
-    __table_args__ = (UniqueConstraint("memory_pk", "episode_key"),)
+    __table_args__ = (UniqueConstraint("memory_pk", "episode_key"),
+                      Index("ix_episodes_changed", "memory_pk", "changed_version"))
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
@@ -55,6 +56,8 @@ class Episode(Base):
     asked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     asks: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     created_at: Mapped[datetime] = now_column()
+    # The mechanism version of its last change (migration 0013): a reader holding version N reads only later rows.
+    changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
 
 
 class EpisodeTransition(Base):
@@ -79,6 +82,7 @@ class Fact(Base):
     __tablename__ = "facts"
     __table_args__ = (
         UniqueConstraint("memory_pk", "fact_key"),
+        Index("ix_facts_changed", "memory_pk", "changed_version"),
         Index("ix_facts_unintegrated", "memory_pk", "id", postgresql_where=text("integrated_at IS NULL")),
         Index("ix_facts_subject_entity", "memory_pk", "subject_entity_id"),
         Index("ix_facts_object_entity", "memory_pk", "object_entity_id"),
@@ -117,6 +121,8 @@ class Fact(Base):
     integrated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     words: Mapped[str | None] = mapped_column(TSVECTOR)
     embedding: Mapped[list[float] | None] = mapped_column(Vector(384))
+    # The mechanism version of its last change (migration 0013): a reader holding version N reads only later rows.
+    changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
 
 
 class Trace(Base):
@@ -125,6 +131,7 @@ class Trace(Base):
     __tablename__ = "traces"
     __table_args__ = (
         # Idempotency: one encoding trace per episode, one judgment per (fact, episode).
+        Index("ix_traces_changed", "memory_pk", "changed_version"),
         Index("ux_traces_encoding", "memory_pk", "episode_key", unique=True, postgresql_where=text("encoding")),
         Index("ux_traces_fact_episode", "memory_pk", "fact_key", "episode_key", unique=True,
               postgresql_where=text("NOT encoding")),
@@ -140,6 +147,8 @@ class Trace(Base):
     counted: Mapped[bool] = mapped_column(Boolean, nullable=False)
     encoding: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     created_at: Mapped[datetime] = now_column()
+    # The mechanism version of its last change (migration 0013): a reader holding version N reads only later rows.
+    changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
 
 
 class BoundaryScore(Base):

@@ -185,6 +185,13 @@ async def rename_entity(
         update(Entity).where(Entity.tenant_id == tenant_id, Entity.memory_pk == memory_pk, Entity.id == entity_id)
         .values(name=name, embedding=_vector(vector))
     )
+    # The facts naming it now read differently: touched, so their change stamps move (migration 0013) and
+    # a gateway holding them reads them again.
+    await session.execute(
+        update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk,
+                              or_(FactRow.subject_entity_id == entity_id, FactRow.object_entity_id == entity_id))
+        .values(subject_entity_id=FactRow.subject_entity_id)
+    )
 
 
 async def related_facts(

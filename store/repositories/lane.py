@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,6 +29,7 @@ __all__ = [
     "facts_by_keys",
     "figures",
     "memory_pk",
+    "messages_in",
     "park_job",
     "record_sleep_prepared",
     "stored_messages",
@@ -79,6 +80,22 @@ async def stored_messages(
     if last_seq is not None:
         query = query.where(Message.seq <= last_seq)
     rows = await session.execute(query.order_by(Message.seq))
+    return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
+
+
+async def messages_in(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, spans: Sequence[tuple[int, int]]
+) -> list[StoredMessage]:
+    """The history inside these (first seq, last seq) spans, in seq order: what remembered episodes hold,
+    without decoding the forgotten rest of a long memory."""
+    if not spans:
+        return []
+    rows = await session.execute(
+        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk,
+               or_(*(Message.seq.between(first, last) for first, last in spans)))
+        .order_by(Message.seq)
+    )
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
 
 

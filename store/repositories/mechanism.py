@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import and_, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
@@ -40,6 +40,9 @@ __all__ = [
     "load_episodes",
     "load_facts",
     "load_traces",
+    "merged_facts",
+    "changed_facts",
+    "covered_prefix",
     "save_boundary_scores",
     "save_cut",
 ]
@@ -62,22 +65,55 @@ async def load_episode_rows(session: AsyncSession, *, tenant_id: str, memory_pk:
     return list(rows.scalars())
 
 
-async def load_episodes(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Episode]:
-    # Columns, not ORM rows: every decorate reads every episode, and row objects cost ten times as much.
-    rows = await session.execute(
+async def load_episodes(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, changed_after: int | None = None,
+    forgotten: bool = True, reaching: int | None = None,
+) -> list[Episode]:
+    """A memory's episodes in history order: all of them, or only those changed after the mechanism version
+    `changed_after` (their stamps, migration 0013), or (`forgotten=False`) only those still remembered, or
+    only those ending at or after the seq `reaching`."""
+    # Columns, not ORM rows: a long memory has tens of thousands of episodes, and row objects cost ten times as much.
+    query = (
         select(EpisodeRow.episode_key, EpisodeRow.state, EpisodeRow.first_seq, EpisodeRow.last_seq,
                EpisodeRow.first_turn, EpisodeRow.last_turn, EpisodeRow.tokens, EpisodeRow.at,
                EpisodeRow.facts_written, EpisodeRow.sealed_without_facts)
         .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk)
         .order_by(EpisodeRow.first_seq)
     )
+    if changed_after is not None:
+        query = query.where(EpisodeRow.changed_version > changed_after)
+    if not forgotten:
+        query = query.where(EpisodeRow.state != EpisodeState.FORGOTTEN.value)
+    if reaching is not None:
+        query = query.where(EpisodeRow.last_seq >= reaching)
+    states = {state.value: state for state in EpisodeState}
     return [
-        Episode(id=key, state=EpisodeState(state), first_seq=first_seq, last_seq=last_seq, first_turn=first_turn,
+        Episode(id=key, state=states[state], first_seq=first_seq, last_seq=last_seq, first_turn=first_turn,
                 last_turn=last_turn, tokens=tokens, at=at, facts_written=facts_written,
                 sealed_without_facts=sealed_without_facts)
         for key, state, first_seq, last_seq, first_turn, last_turn, tokens, at, facts_written, sealed_without_facts
-        in rows
+        in await session.execute(query)
     ]
+
+
+async def covered_prefix(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> int:
+    """`engine.cutting.covered_prefix` in Postgres: the last seq up to which episodes cover history from its
+    first message without a gap (0 if the first message is uncut), without reading every episode."""
+    spans = (
+        select(EpisodeRow.first_seq, EpisodeRow.last_seq,
+               func.max(EpisodeRow.last_seq).over(order_by=EpisodeRow.first_seq, rows=(None, -1)).label("before"))
+        .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk)
+        .subquery()
+    )
+    # The first episode that leaves a gap before it ends the prefix; without one, the last episode does.
+    gap = await session.scalar(
+        select(func.min(spans.c.first_seq))
+        .where(spans.c.first_seq > func.coalesce(spans.c.before, 0) + 1)
+    )
+    covered = select(func.coalesce(func.max(spans.c.last_seq), 0))
+    if gap is not None:
+        covered = covered.where(spans.c.first_seq < gap)
+    return int(await session.scalar(covered) or 0)
 
 
 async def save_cut(
@@ -146,9 +182,11 @@ async def apply_transitions(
 
 
 async def load_traces(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, counted_only: bool = True
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, counted_only: bool = True,
+    changed_after: int | None = None,
 ) -> list[Trace]:
-    """Traces in the order written; by default only counted ones, the only ones activation sums."""
+    """Traces in the order written; by default only counted ones, the only ones activation sums; with
+    `changed_after`, only those written after that mechanism version."""
     # A fact merged into another (a restatement) lends it its traces: they count for the fact that stands.
     merged = (
         select(FactRow.fact_key, FactRow.merged_into)
@@ -164,9 +202,22 @@ async def load_traces(
     )
     if counted_only:
         query = query.where(TraceRow.counted)
+    if changed_after is not None:
+        query = query.where(TraceRow.changed_version > changed_after)
     rows = await session.execute(query)
     return [Trace(at=at, score=score, counted=counted, episode_id=episode, fact_id=fact, encoding=encoding)
             for at, score, counted, episode, fact, encoding in rows]
+
+
+async def merged_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, changed_after: int) -> dict[str, str]:
+    """Facts merged into another since the mechanism version `changed_after`: key -> the fact that stands.
+    Traces read before the merge still name the merged fact; a reader moves them with this."""
+    rows = await session.execute(
+        select(FactRow.fact_key, FactRow.merged_into)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.merged_into.is_not(None),
+               FactRow.changed_version > changed_after)
+    )
+    return dict(rows.tuples().all())
 
 
 async def add_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int, traces: Iterable[Trace]) -> int:
@@ -187,24 +238,36 @@ async def add_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int, t
     return len(result.all())
 
 
+def _facts_query(tenant_id: str, memory_pk: int) -> Any:
+    """Facts oldest first, their entities under the canonical names the graph gives them (the names as written
+    until the lane has resolved them), with whether each is still in force (neither retired nor merged)."""
+    subject, obj = aliased(EntityRow), aliased(EntityRow)
+    # Columns, not rows: a fact row carries its vector and word index, which every decorate would decode.
+    return (
+        select(FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
+               func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.episode_keys, FactRow.at,
+               FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with,
+               and_(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None)))
+        .outerjoin(subject, subject.id == FactRow.subject_entity_id)
+        .outerjoin(obj, obj.id == FactRow.object_entity_id)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk)
+        .order_by(FactRow.id)
+    )
+
+
+def _fact(row: Any) -> Fact:
+    key, note, subject_name, object_name, milestone, episodes, at, first, last, source, conflict, _ = row
+    return Fact(id=key, note=note, subject=subject_name, object=object_name, milestone=milestone,
+                episode_ids=tuple(episodes), at=at, first_turn=first, last_turn=last, source=source,
+                conflict_with=conflict)
+
+
 async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, block_only: bool = False) -> list[Fact]:
-    """Facts in force (neither retired nor merged into another), oldest first, their entities under the
-    canonical names the graph gives them (the names as written until the lane has resolved them).
+    """Facts in force (neither retired nor merged into another), oldest first.
 
     `block_only`: just those the facts block can show, written against a leaving or sealed episode; a long
     memory's other facts belong to forgotten episodes, and a decorate need not carry them."""
-    subject, obj = aliased(EntityRow), aliased(EntityRow)
-    # Columns, not rows: a fact row carries its vector and word index, which every decorate would decode.
-    query = (
-        select(FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
-               func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.episode_keys, FactRow.at,
-               FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with)
-        .outerjoin(subject, subject.id == FactRow.subject_entity_id)
-        .outerjoin(obj, obj.id == FactRow.object_entity_id)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.retired_at.is_(None),
-               FactRow.merged_into.is_(None))
-        .order_by(FactRow.id)
-    )
+    query = _facts_query(tenant_id, memory_pk).where(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None))
     if block_only:
         showing = (
             select(func.array_agg(EpisodeRow.episode_key))
@@ -213,13 +276,25 @@ async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, b
             .scalar_subquery()
         )
         query = query.where(FactRow.episode_keys.overlap(showing))
-    rows = await session.execute(query)
-    return [
-        Fact(id=key, note=note, subject=subject_name, object=object_name, milestone=milestone,
-             episode_ids=tuple(episodes), at=at, first_turn=first, last_turn=last, source=source,
-             conflict_with=conflict)
-        for key, note, subject_name, object_name, milestone, episodes, at, first, last, source, conflict in rows
-    ]
+    return [_fact(row) for row in await session.execute(query)]
+
+
+async def changed_facts(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, changed_after: int | None
+) -> tuple[list[Fact], list[str]]:
+    """Facts changed after the mechanism version `changed_after` (all, when None), oldest first: those in
+    force, and the keys of those no longer in force."""
+    query = _facts_query(tenant_id, memory_pk)
+    if changed_after is not None:
+        query = query.where(FactRow.changed_version > changed_after)
+    in_force: list[Fact] = []
+    gone: list[str] = []
+    for row in await session.execute(query):
+        if row[-1]:
+            in_force.append(_fact(row))
+        else:
+            gone.append(row[0])
+    return in_force, gone
 
 
 async def load_boundary_scores(

@@ -3,10 +3,13 @@ cache of them depends on it) and with nothing else."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 
+from engine.cutting import covered_prefix
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.facts import Fact
 from engine.traces import Trace
@@ -62,3 +65,52 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
             session, tenant_id=tenant_id, memory_pk=pk), at=NOW)
 
     assert await step(note) > 0  # the fact, and the episode now has its facts
+
+
+async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(db: Database) -> None:
+    """What the gateway relies on to read only what changed (api/memory_cache.py): every row a change writes is
+    stamped after the version it held, and nothing else is."""
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"stamps-{NOW.timestamp()}-{id(session)}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="stamped")
+    pk, tenant_id = memory.id, tenant.id
+    first = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
+                    tokens=10, at=NOW)
+    second = Episode(**{**first.__dict__, "id": "ep-3-4", "first_seq": 3, "last_seq": 4})
+
+    async def changed_since(version: int) -> tuple[list[str], int]:
+        async with db.session() as session:
+            episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
+            traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
+        return [e.id for e in episodes], len(traces)
+
+    before = await _version(db, pk)
+    async with db.session() as session, session.begin():
+        await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[first, second], at=NOW)
+    held = await _version(db, pk)
+    assert await changed_since(before) == (["ep-1-2", "ep-3-4"], 2)  # the episodes and their encoding traces
+    assert await changed_since(held) == ([], 0)
+
+    leaving = Episode(**{**second.__dict__, "state": EpisodeState.LEAVING})
+    async with db.session() as session, session.begin():
+        await memories.lock_memory(session, tenant_id=tenant_id, memory_id="stamped", create=False)
+        await mechanism.apply_transitions(
+            session, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],
+            transitions=[Transition("ep-3-4", EpisodeState.LIVE, EpisodeState.LEAVING, "fade")], at=NOW)
+        await mechanism.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
+            Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
+    assert await changed_since(held) == (["ep-3-4"], 1)
+    assert await changed_since(await _version(db, pk)) == ([], 0)
+
+
+@pytest.mark.parametrize("spans", [[], [(2, 3)], [(1, 2), (3, 5), (7, 9)], [(1, 4), (5, 6), (7, 8)],
+                                   [(3, 4), (1, 2), (9, 9), (5, 8)]])
+async def test_the_covered_prefix_in_postgres_is_the_engines(db: Database, spans: list[tuple[int, int]]) -> None:
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"covered-{uuid.uuid4().hex[:8]}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="covered")
+        episodes = [Episode(id=f"ep-{a}-{b}", state=EpisodeState.FORGOTTEN if a % 2 else EpisodeState.LIVE,
+                            first_seq=a, last_seq=b, first_turn=a, last_turn=b, tokens=1, at=NOW) for a, b in spans]
+        await mechanism.save_cut(session, tenant_id=tenant.id, memory_pk=memory.id, episodes=episodes, at=NOW)
+        assert await mechanism.covered_prefix(session, tenant_id=tenant.id, memory_pk=memory.id) == \
+            covered_prefix(episodes)

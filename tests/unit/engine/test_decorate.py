@@ -12,8 +12,14 @@ from hypothesis import strategies as st
 from engine.blocks.note_ask import render_note_ask
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores
-from engine.decorate import DecoratePlan, StoredMemory, decorate, in_view_and_recent, visible_messages
-from engine.episodes import Episode, EpisodeState, acknowledge
+from engine.decorate import (
+    DecoratePlan,
+    StoredMemory,
+    decorate,
+    in_view_and_recent,
+    visible_messages,
+)
+from engine.episodes import Episode, EpisodeState, acknowledge, hidden_spans
 from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.messages import StoredMessage
@@ -159,19 +165,19 @@ def test_decorate_size_ratio_lowers_the_ceiling_in_estimated_tokens() -> None:
 
 
 @settings(deadline=None)  # a shared, busy machine must not fail a pure property on timing
-@given(st.lists(st.tuples(st.integers(1, 6), st.sampled_from(list(EpisodeState))), max_size=8),
+@given(st.lists(st.tuples(st.integers(1, 6), st.sampled_from(list(EpisodeState)), st.integers(0, 1)), max_size=8),
        st.integers(0, 40), st.integers(0, 12))
 def test_in_view_and_recent_keeps_what_is_in_view_and_the_recent_tail(
-    spans: list[tuple[int, EpisodeState]], length: int, recent: int
+    spans: list[tuple[int, EpisodeState, int]], length: int, recent: int
 ) -> None:
     messages = [StoredMessage(seq=seq, turn=seq, at=T0, body={"role": "user", "content": str(seq)}, tokens=1)
                 for seq in range(1, length + 1)]
     episodes, first = [], 1
-    for size, state in spans:  # non-overlapping ranges, as episodes are
+    for size, state, gap in spans:  # non-overlapping ranges, as episodes are, side by side or apart
         episodes.append(Episode(id=f"ep-{first}", state=state, first_seq=first, last_seq=first + size - 1,
                                 first_turn=first, last_turn=first + size - 1, tokens=size, at=T0))
-        first += size + 1
-    kept = in_view_and_recent(messages, episodes, recent=recent)
+        first += size + gap
+    kept = in_view_and_recent(messages, hidden_spans(episodes), recent=recent)
     tail = {m.seq for m in messages[-recent:]} if recent else set()
     assert kept == [m for m in messages
                     if m.seq in tail or not any(e.holds(m.seq) and not e.in_view for e in episodes)]
