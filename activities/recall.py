@@ -63,7 +63,9 @@ class RecallActivities:
                 if known is None:
                     return 0  # erased meanwhile
                 pk, turn = known
-                if turn == 0 or not await recall.has_recallable(session, tenant_id=memory.tenant_id, memory_pk=pk):
+                # The walk goes from facts to facts: with none in the graph yet (passages alone are rated in the
+                # hot path), there is nothing to prepare, and no message to embed or search for.
+                if turn == 0 or not await recall.has_facts(session, tenant_id=memory.tenant_id, memory_pk=pk):
                     return 0
                 if await recall.prepared_walk(session, tenant_id=memory.tenant_id, memory_pk=pk,
                                               for_turn=turn + 1) is not None:

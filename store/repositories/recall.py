@@ -26,6 +26,7 @@ __all__ = [
     "blocks_in_view",
     "distill_block",
     "facts_by_ids",
+    "has_facts",
     "has_recallable",
     "items_from_json",
     "items_to_json",
@@ -86,6 +87,12 @@ async def has_recallable(session: AsyncSession, *, tenant_id: str, memory_pk: in
     facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable())
     passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk)
     return bool((await session.execute(select(or_(facts, passages)))).scalar())
+
+
+async def has_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> bool:
+    """Whether the memory's graph holds a fact to walk: the lane prepares no walk before the first one."""
+    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable())
+    return bool((await session.execute(select(facts))).scalar())
 
 
 async def facts_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]

@@ -76,6 +76,9 @@ def settings(postgres_url: str, temporal_client: Client) -> Settings:
         port=free_port(),
         worker_health_port=0,
         data_dir=Path("/nonexistent-tests-never-use-the-data-dir"),
+        # Recall off for the gateways built from these settings: each decorate's search and walk cost the
+        # suite minutes on 2 cores. The gateways of recall's, the inspector's and the proxy's tests turn it on.
+        recall=False,
     )
 
 

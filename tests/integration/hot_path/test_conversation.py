@@ -66,6 +66,9 @@ async def test_long_conversation_fades_seals_and_forgets_within_the_ceiling(
     assert sealed_fact_seen and forgotten_fact_missing, sorted(
         (f["fact_key"], sorted(episodes[k]["state"] for k in f["episode_keys"])) for f in facts.values())
     assert len(export["messages"]) >= turns * 2
+    # Erased, which ends its workflow: the shared worker does not spend the next tests on this memory's lane.
+    erased = await small_http.delete(f"/v1/memories/long-{shape}", headers=_auth(tenant[1]))
+    assert erased.json()["erased"], erased.text
 
 
 async def test_ignored_note_ask_is_asked_again_on_the_next_call(

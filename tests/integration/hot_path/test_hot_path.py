@@ -139,6 +139,8 @@ async def test_state_shows_activation_and_significance_and_export_streams_everyt
     assert set(document) >= {"memory", "messages", "episodes", "episode_transitions", "traces", "facts",
                               "note_calls", "decorations"}
     assert len(document["messages"]) == state["messages"]
+    # Erased, which ends its workflow: the shared worker does not spend the next tests on this memory's lane.
+    assert (await small_http.delete("/v1/memories/shown", headers=_auth(tenant[1]))).json()["erased"]
 
 
 async def test_report_hands_back_the_reply_without_the_note_call(

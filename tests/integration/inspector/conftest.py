@@ -45,7 +45,8 @@ async def _tenant(http: httpx.AsyncClient, prefix: str) -> tuple[str, str]:
 
 @pytest.fixture(scope="session")
 async def inspect_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
-    small = settings.model_copy(update={"ceiling_tokens": SMALL_CEILING, "port": free_port(),
+    # Recall on (the session's settings turn it off): the page's recall panel shows the grown memory's blocks.
+    small = settings.model_copy(update={"recall": True, "ceiling_tokens": SMALL_CEILING, "port": free_port(),
                                         "temporal_ui_url": TEMPORAL_UI})
     async with serve_gateway(small) as url:
         yield url

@@ -1,6 +1,7 @@
-"""A gateway for recall tests: a small ceiling, so conversations fade within a few dozen turns; an inline
-deadline long enough that a loaded test machine still finishes the walk (the deadline itself is tested on its
-own); and the walk keeping `tangential` facts, so a block holds facts the turn then does not use."""
+"""A gateway for recall tests, recall on (the session's settings turn it off): a small ceiling, so
+conversations fade within a few dozen turns; an inline deadline long enough that a loaded test machine still
+finishes the walk (the deadline itself is tested on its own); and the walk keeping `tangential` facts, so a
+block holds facts the turn then does not use."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ RECALL_CEILING = 4000
 
 @pytest.fixture(scope="session")
 async def recall_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
-    mine = settings.model_copy(update={"ceiling_tokens": RECALL_CEILING, "port": free_port(),
+    mine = settings.model_copy(update={"recall": True, "ceiling_tokens": RECALL_CEILING, "port": free_port(),
                                        "recall_inline_deadline_ms": 20_000, "recall_keep_level": "tangential"})
     async with serve_gateway(mine) as url:
         yield url
