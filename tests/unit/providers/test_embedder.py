@@ -60,3 +60,14 @@ async def test_bad_input_names_the_field(local_embedder: CachingEmbedder) -> Non
 def test_threads_must_be_positive() -> None:
     with pytest.raises(InvalidInput):
         LocalEmbedder(threads=0)
+
+
+def test_texts_of_every_length_in_one_call_embed_as_each_would_alone() -> None:
+    """Texts are batched by length (each batch cut to its own longest): a long message's short parts must come
+    out as they would on their own, in their places."""
+    embedder = LocalEmbedder(threads=1, batch_size=4)
+    texts = ["Keep 8500 units exact.", "word " * 120, "Who owns the follow-up on LTH-500?", "", "a b " * 30,
+             "The refund line moved to Thursday."] * 2
+    together = embedder.embed_sync(texts)
+    alone = np.vstack([embedder.embed_sync([text]) for text in texts])
+    assert np.allclose(together, alone, atol=1e-5)
