@@ -111,9 +111,16 @@ def _note_worker(stack: Stack, text: str) -> None:
 
 
 def _drain(stack: Stack) -> None:
-    for line in stack.proc.stdout or ():
-        _note_worker(stack, line)
-        stack.log_tail = [*stack.log_tail[-49:], line]
+    # The whole log is kept under bench/results/logs/, named for the run's data directory: an error a run
+    # counts can be read there after the data directory is gone.
+    logs = RESULTS / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with (logs / f"{stack.data_dir.parent.name}.log").open("a") as kept:
+        for line in stack.proc.stdout or ():
+            _note_worker(stack, line)
+            stack.log_tail = [*stack.log_tail[-49:], line]
+            kept.write(line)
+            kept.flush()
 
 
 def stop_stack(stack: Stack) -> None:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, event, text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 
@@ -59,12 +60,13 @@ class Database:
     (`strict`). Without it (migrations, `lethe tenant`, tests' own checks) the owner's view is whole.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 10, role: str | None = None, strict: bool = False) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, role: str | None = None, strict: bool = False,
+                 pool_timeout: float = 30.0) -> None:
         if not url:
             raise ValueError("database url is empty: set LETHE_DATABASE_URL or use `lethe dev`")
         self.url = url
         self.engine: AsyncEngine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+            url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout, pool_pre_ping=True,
             # A failed statement's error would otherwise quote its parameters: message content, into logs.
             hide_parameters=True,
             # JSONB cannot hold NUL: strings are escaped on the way in and back (store/nul.py).
@@ -91,6 +93,11 @@ class Database:
                 yield session
         except (OperationalError, InterfaceError, ConnectionError, OSError) as exc:
             raise ServiceUnavailable("the database is unreachable") from exc
+        except PoolTimeout as exc:
+            # Every connection stayed busy for the pool's whole wait: overload, answered like an outage (503
+            # with Retry-After), nothing begun, so a retry is safe.
+            raise ServiceUnavailable("every database connection is busy: the gateway is over capacity",
+                                     retry_after=2) from exc
         except DBAPIError as exc:
             if exc.connection_invalidated or _unavailable(getattr(exc.orig, "sqlstate", None)):
                 raise ServiceUnavailable("the database connection was lost") from exc
