@@ -35,7 +35,8 @@ def create_app(options: GatewayOptions) -> FastAPI:
     """The gateway; tracing, when wanted, is configured by the caller before (`cli.gateway`)."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database(options.database_url, pool_size=options.db_pool_size, role=options.db_role, strict=True)
+        db = Database(options.database_url, pool_size=options.db_pool_size, role=options.db_role, strict=True,
+                      pool_timeout=options.db_pool_timeout_seconds)
         temporal = await options.connect_temporal()
         relay = OutboxRelay(db, temporal, task_queue=options.temporal_task_queue)
         app.state.options, app.state.db, app.state.temporal, app.state.relay = options, db, temporal, relay

@@ -24,6 +24,7 @@ class GatewayOptions:
     connect_temporal: Callable[[], Awaitable[Client]]
     mechanism: MechanismConfig = field(default_factory=MechanismConfig)
     db_pool_size: int = 10
+    db_pool_timeout_seconds: float = 10.0
     db_role: str | None = None
     temporal_task_queue: str = "lethe-memory"
     temporal_namespace: str = "default"

@@ -35,6 +35,9 @@ from stack import RESULTS, start_stack, stop_stack  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 SENT: dict[str, list[dict[str, Any]]] = {}
+# Calls answered 429 or 503 (or dropped) and tried again, by call and status; a call tries at most RETRIES times.
+RETRIED: dict[str, int] = {}
+RETRIES = 5
 
 
 class Memory(HttpUser):
@@ -55,19 +58,34 @@ class Memory(HttpUser):
         user = {"role": "user", "content": f"Turn {n} of {self.memory_id}: the launch checklist item {n * 7} "
                                            f"needs an owner and a date; who takes it?"}
         body = {"model": "gpt-4o-mini", "messages": [*self.transcript, user]}
-        with self.client.post(f"/v1/memories/{self.memory_id}/decorate", json=body, headers=self.auth,
-                              name="decorate", catch_response=True) as decorated:
-            if decorated.status_code != 200:
-                decorated.failure(f"{decorated.status_code}: {decorated.text[:200]}")
-                return
+        decorated = self._call("decorate", body)
+        if decorated is None:
+            return
         reply = {"role": "assistant", "content": f"Dana takes item {n * 7} by Friday."}
         report = {"decorate_id": decorated.json()["decorate_id"], "response": {"choices": [{"message": reply}]}}
-        with self.client.post(f"/v1/memories/{self.memory_id}/report", json=report, headers=self.auth,
-                              name="report", catch_response=True) as reported:
-            if reported.status_code != 200:
-                reported.failure(f"{reported.status_code}: {reported.text[:200]}")
-                return
+        if self._call("report", report) is None:
+            return
         self.transcript += [user, reply]
+
+    def _call(self, name: str, body: dict[str, Any]) -> Any:
+        """One call as the client library makes it: an Idempotency-Key, and a 429 or 503 (or a dropped
+        connection) retried with the same key after Retry-After. Retries are counted apart; a call that
+        still fails after them is an error."""
+        headers = {**self.auth, "Idempotency-Key": uuid.uuid4().hex}
+        for attempt in range(1, RETRIES + 1):
+            with self.client.post(f"/v1/memories/{self.memory_id}/{name}", json=body, headers=headers,
+                                  name=name, catch_response=True) as response:
+                if response.status_code == 200:
+                    return response
+                if attempt < RETRIES and response.status_code in (0, 429, 503):
+                    response.success()  # not an error yet: the client waits and tries again
+                    RETRIED[f"{name} {response.status_code}"] = RETRIED.get(f"{name} {response.status_code}", 0) + 1
+                    wait = float(response.headers.get("Retry-After") or 1) if response.status_code else 1.0
+                else:
+                    response.failure(f"{response.status_code}: {response.text[:200]}")
+                    return None
+            gevent.sleep(wait)
+        return None
 
 
 def _verify(url: str, key: str) -> dict[str, int]:
@@ -128,6 +146,7 @@ def main() -> None:
         # What failed, not only how often: locust keeps one entry per distinct error.
         result["errors"] = [{"name": e.name, "error": str(e.error)[:300], "occurrences": e.occurrences}
                             for e in env.stats.errors.values()]
+        result["retried"] = RETRIED
         result.update(_verify(url, key))
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "load.json").write_text(json.dumps(result, indent=2) + "\n")

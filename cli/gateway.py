@@ -27,6 +27,7 @@ def gateway_options(settings: Settings) -> GatewayOptions:
         connect_temporal=connect,
         mechanism=mechanism_config(settings),
         db_pool_size=settings.db_pool_size,
+        db_pool_timeout_seconds=settings.db_pool_timeout_seconds,
         db_role=settings.db_role or None,
         temporal_task_queue=settings.temporal_task_queue,
         temporal_namespace=settings.temporal_namespace,

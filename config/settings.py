@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     # Postgres (with pgvector and pg_trgm). Empty means the embedded server under data_dir (lethe dev only).
     database_url: str = ""
     db_pool_size: int = Field(default=10, ge=1)
+    # How long a call waits for a free connection before it is answered 503 with Retry-After.
+    db_pool_timeout_seconds: float = Field(default=10.0, gt=0)
     # The role the gateway and worker act as (`SET ROLE` on each connection), bound by row-level security;
     # empty when the URL already logs in as a member-free app role. Migrations create it (store/rls.py).
     db_role: str = "lethe_app"
