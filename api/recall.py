@@ -38,9 +38,9 @@ DIALOGUE_ITEMS = 6
 DIALOGUE_CHARS = 1200
 # With a walk prepared, this many of the message's best hits come before what its own walk kept.
 HITS_FIRST = 3
-# Of the deadline, kept back for fetching what a cut-short find had found (a lookup by ids), at most this:
-# on a loaded machine a fetch can take tens of milliseconds, and a fetch cut short loses everything found.
-FETCH_RESERVE = 0.05
+# Of the deadline, the share kept back for fetching what a cut-short find had found (a lookup by ids): on a
+# loaded machine a fetch can take tens of milliseconds, and a fetch cut short loses everything found.
+FETCH_SHARE = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class Recaller:
         # (a cancelled query's rollback) on its own, so that unwinding never counts against the deadline.
         # The fetch of what a cut-short search found needs a moment of its own inside the deadline.
         finding = asyncio.ensure_future(self._find(db, tenant_id, memory_id, history, text, progress))
-        await asyncio.wait({finding}, timeout=max(0.0, ends - min(FETCH_RESERVE, self.deadline_seconds / 3)
+        await asyncio.wait({finding}, timeout=max(0.0, ends - self.deadline_seconds * FETCH_SHARE
                                                   - loop.time()))
         if finding.done():
             return finding.result()

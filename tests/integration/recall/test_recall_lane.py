@@ -101,7 +101,8 @@ async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
     assert "ZX-4471" in block and "QQ-9999" not in block and "TT-1111" not in block, block
     # A walk that cannot finish by the deadline: the search hits are used as they are.
     history = [{"role": "user", "content": Q1}]
-    hurried = Recaller(embedder=EMBEDDER, judge=_StuckJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=2)
+    # Long enough for the searches on a loaded test machine; the judge never answers, so the walk never ends.
+    hurried = Recaller(embedder=EMBEDDER, judge=_StuckJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=6)
     found = await hurried.find(db, tenant_id=tenant_id, memory_id="rc", history=history)
     assert found is not None and found.provenance == "hits"
     assert any("ZX-4471" in getattr(item, "note", "") for item in found.items)
