@@ -20,7 +20,7 @@ from engine.messages import StoredMessage
 from engine.recall.grouping import RecalledFact, admissible, group
 from engine.recall.walk import walk
 from engine.texts import messages_text
-from providers.embedder import Embedder
+from providers.embedder import Embedder, prime
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
@@ -84,9 +84,11 @@ class RecallActivities:
                     dialogue=Query(dialogue, vectors[1]), parts=[], language=self.language)
 
                 async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
-                    context, texts = await recall.rating_texts(session, tenant_id=memory.tenant_id, memory_pk=pk,
-                                                               ids=ids, via=via, dialogue=dialogue)
-                    return [int(v.level) for v in await self.judge.rate_relevance(context, texts, scope=scope)]
+                    read = await recall.rating_texts(session, tenant_id=memory.tenant_id, memory_pk=pk, ids=ids,
+                                                     via=via, dialogue=dialogue)
+                    prime(self.embedder, read.vectors)
+                    return [int(v.level) for v in await self.judge.rate_relevance(read.context, read.notes,
+                                                                                  scope=scope)]
 
                 async def near(ids: Sequence[int]) -> list[int]:
                     return await recall.neighbours(session, tenant_id=memory.tenant_id, memory_pk=pk, fact_ids=ids)

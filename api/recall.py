@@ -22,7 +22,7 @@ from engine.recall.grouping import Recalled
 from engine.recall.parts import split_parts
 from engine.recall.walk import is_kept, kept_in_order, walk
 from engine.texts import item_text
-from providers.embedder import Embedder
+from providers.embedder import Embedder, prime
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
@@ -33,9 +33,11 @@ __all__ = ["Found", "Recaller", "new_user_text"]
 
 log = logging.getLogger(__name__)
 
-# The recent conversation searched with the message: this many items before it, this many characters.
+# The recent conversation searched with the message: this many items before it, this many characters. The
+# lane's prepared walk searched the turn before in full; here the conversation only has to set the message in
+# its context, and every character of it is embedded (and read by the walk's judge) while the agent waits.
 DIALOGUE_ITEMS = 6
-DIALOGUE_CHARS = 1200
+DIALOGUE_CHARS = 600
 # With a walk prepared, this many of the message's best hits come before what its own walk kept.
 HITS_FIRST = 3
 # Of the deadline, the share kept back for fetching what a cut-short find had found (a lookup by ids): on a
@@ -178,7 +180,7 @@ class Recaller:
         fresh = set(candidates.facts[:rules.per_step])
         known_kept = {k: v for k, v in progress.kept.items() if k not in fresh}
         levels, passage_levels = await walk_candidates(
-            db, self.judge, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
+            db, self.judge, self.embedder, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
             candidates=candidates, known=known_kept, scope=scope)
         own = kept_in_order({k: v for k, v in levels.items() if k not in known_kept}, rules)
         passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
@@ -223,16 +225,18 @@ def ranked_items(fact_ids: Sequence[int], facts: Mapping[int, Any], passage_ids:
 
 
 async def walk_candidates(
-    db: Database, judge: Judge, config: MechanismConfig, *, tenant_id: str, memory_pk: int, dialogue: str,
+    db: Database, judge: Judge, embedder: Embedder, config: MechanismConfig, *, tenant_id: str, memory_pk: int,
+    dialogue: str,
     candidates: Candidates, known: Mapping[int, int], scope: UsageScope,
 ) -> tuple[dict[int, int], dict[int, int]]:
     """The walk over the candidate facts (levels by fact id) and the passages' levels, in a session of its own
     so a deadline that cancels it leaves no other work half done."""
     async with db.session() as session:
         async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
-            context, texts = await recall.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids,
-                                                       via=via, dialogue=dialogue)
-            return [int(v.level) for v in await judge.rate_relevance(context, texts, scope=scope)]
+            read = await recall.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids, via=via,
+                                             dialogue=dialogue)
+            prime(embedder, read.vectors)
+            return [int(v.level) for v in await judge.rate_relevance(read.context, read.notes, scope=scope)]
 
         async def near(ids: Sequence[int]) -> list[int]:
             return await recall.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)

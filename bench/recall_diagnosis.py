@@ -90,8 +90,9 @@ class Diagnosis:
                     session, tenant_id=self.tenant_id, memory_pk=pk, whole=Query(text, vectors[0]),
                     dialogue=Query(dialogue, vectors[1]),
                     parts=[Query(p, v) for p, v in zip(parts, vectors[2:], strict=True)])
-            levels, _ = await walk_candidates(db, self.judge, self.config, tenant_id=self.tenant_id, memory_pk=pk,
-                                              dialogue=dialogue, candidates=candidates, known={}, scope=scope)
+            levels, _ = await walk_candidates(db, self.judge, self.embedder, self.config, tenant_id=self.tenant_id,
+                                              memory_pk=pk, dialogue=dialogue, candidates=candidates, known={},
+                                              scope=scope)
         finally:
             await db.dispose()
         ranks = {f: i + 1 for i, f in enumerate(candidates.facts)}

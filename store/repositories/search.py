@@ -36,6 +36,8 @@ __all__ = [
 Kind = Literal["facts", "passages"]
 # An identifier: letters with digits, underscores, dots or dashes (ORD-55120, db-kestrel-9, flag_checkout_v3).
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za-z0-9]*")
+# Shorter ones ("5", "v2") count as words only: an exact match of "5" would lift every note holding a 5.
+_IDENTIFIER_MIN = 3
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,10 @@ async def search_words(
     """Full-text matches ranked by `ts_rank`; identifiers in the query also match by their exact form."""
     model, text_column, live = _table(kind)
     tsquery = func.websearch_to_tsquery(cast(language, REGCONFIG), query)
-    identifiers = _IDENTIFIER.findall(query)
-    exact = [text_column.ilike(f"%{_escape(i)}%", escape="\\") for i in identifiers]
+    identifiers = dict.fromkeys(i for i in _IDENTIFIER.findall(query) if len(i) >= _IDENTIFIER_MIN)
+    # As a phrase of the same tokens the note was indexed by: a whole identifier (LTH-5, not LTH-512), looked up
+    # in the word index. A substring scan of the text costs a recheck of every note sharing its trigrams.
+    exact = [model.words.op("@@")(func.phraseto_tsquery(cast(language, REGCONFIG), i)) for i in identifiers]
     # An exact identifier counts more than any word rank (ts_rank stays well under 1).
     rank: Any = func.ts_rank(model.words, tsquery)
     for condition in exact:
@@ -140,6 +144,3 @@ def fuse(*rankings: Sequence[Hit], limit: int = 20) -> list[Hit]:
     fused = fuse_ranks([[(h.kind, h.id) for h in ranking] for ranking in rankings], limit=limit)
     return [Hit(first[k].kind, first[k].id, first[k].text, round(score, 6), first[k].at) for k, score in fused]
 
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -63,5 +63,11 @@ async def test_graph_resolves_merges_retires_and_finds_identifiers(
             hits = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=identifier)
             assert hits and expected in hits[0].text, (identifier, hits)
         assert not await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55121")
+        # Inside a question whose other words no note holds all of, the identifier alone still finds it; a prefix
+        # of it is another identifier and finds nothing.
+        hits = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk,
+                                         query="Where does ORD-55120 stand, and who follows it up this week?")
+        assert hits and "ORD-55120" in hits[0].text, hits
+        assert not await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-551")
         # Never across tenants: another tenant's memory finds nothing of this one.
         assert not await search.search_words(session, tenant_id="someone-else", memory_pk=pk, query="ORD-55120")

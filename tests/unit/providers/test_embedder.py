@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.errors import InvalidInput
-from providers.embedder import CachingEmbedder, LocalEmbedder
+from providers.embedder import CachingEmbedder, LocalEmbedder, prime
 from providers.usage import UsageScope
 
 
@@ -71,3 +71,16 @@ def test_texts_of_every_length_in_one_call_embed_as_each_would_alone() -> None:
     together = embedder.embed_sync(texts)
     alone = np.vstack([embedder.embed_sync([text]) for text in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+async def test_primed_vectors_are_served_without_embedding_and_others_are_not() -> None:
+    inner = _Counting()
+    cache = CachingEmbedder(inner)
+    stored = np.zeros(384, dtype=np.float32)
+    stored[7] = 1.0
+    # A fact's note with the vector the store kept for it; a vector of the wrong size is not taken.
+    prime(cache, {"Priya maintains the image resizer.": stored.tolist(), "odd": [1.0, 0.0]})
+    vectors = await cache.embed(["Priya maintains the image resizer.", "odd"])
+    assert inner.seen == ["odd"]
+    assert np.array_equal(vectors[0], stored)
+    prime(inner, {"anything": stored.tolist()})  # an embedder with no cache: nothing to prime, and no error
