@@ -6,7 +6,7 @@ each, in order. Starts `lethe dev` on free ports with a throwaway data directory
 name a running gateway.
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python bench/load.py --memories 200 --minutes 10
+    .venv/bin/python bench/load.py --memories 200 --minutes 10 [--pace 20]
 
 Prints throughput, p50/p99 and errors per call, and writes bench/results/load.json.
 """
@@ -40,10 +40,16 @@ RETRIED: dict[str, int] = {}
 RETRIES = 5
 
 
-class Memory(HttpUser):
-    """One memory per user: a conversation at one turn every couple of seconds."""
+# Seconds from the start of one of a memory's turns to the start of its next: the agent's model call (seconds,
+# for a real model) and its own work around it. `--pace 2` asks far more of the gateway than it can do on two
+# cores, to see how it sheds load (503 with Retry-After, nothing lost).
+PACE_SECONDS = 20.0
 
-    wait_time = constant_pacing(2)
+
+class Memory(HttpUser):
+    """One memory per user: a conversation at one turn every `--pace` seconds."""
+
+    wait_time = constant_pacing(PACE_SECONDS)
     key = ""
 
     def on_start(self) -> None:
@@ -110,6 +116,8 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--spawn-rate", type=float, default=20.0)
+    parser.add_argument("--pace", type=float, default=PACE_SECONDS,
+                        help="seconds between the starts of one memory's turns (its model call and its own work)")
     parser.add_argument("--url")
     parser.add_argument("--key")
     args = parser.parse_args()
@@ -123,6 +131,7 @@ def main() -> None:
         url, key = stack.url, stack.key
     try:
         Memory.key, Memory.host = key, url
+        Memory.wait_time = constant_pacing(args.pace)
         # Users finish the turn they are in when the run ends, so what they sent is what they recorded.
         env = Environment(user_classes=[Memory], events=events, stop_timeout=60)
         runner = env.create_local_runner()
@@ -134,7 +143,8 @@ def main() -> None:
         elapsed = time.monotonic() - started
         runner.stop()  # waits up to stop_timeout for each user's turn in progress
         runner.quit()
-        result: dict[str, Any] = {"memories": args.memories, "seconds": round(elapsed, 1)}
+        result: dict[str, Any] = {"memories": args.memories, "seconds": round(elapsed, 1), "pace_seconds": args.pace,
+                                  "turns_per_second_asked": round(args.memories / args.pace, 2)}
         for name in ("decorate", "report"):
             entry = env.stats.get(name, "POST")
             result[name] = {

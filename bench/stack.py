@@ -218,7 +218,7 @@ async def embedded_database(prefix: str, **options: Any) -> AsyncIterator[Any]:
 def lane_cpu(stack: Stack, drive: Callable[[], int], settle: float) -> dict[str, Any]:
     """The worker's CPU for what `drive` sends (it returns the turns it made): from the start of the drive until
     the worker goes quiet again, less the worker's idle rate measured just before. Per turn, in ms."""
-    wait_for_lane(stack, settle)
+    quiet = wait_for_lane(stack, settle) < settle
     # The floor of four one-second readings: a reading that still caught the end of earlier work (the worker's
     # start-up, a previous bench's jobs) would be taken off the drive's CPU as if it were idle.
     readings = []
@@ -226,11 +226,14 @@ def lane_cpu(stack: Stack, drive: Callable[[], int], settle: float) -> dict[str,
         idle_from, rest = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
         time.sleep(1)
         readings.append((cpu_seconds(stack.worker_pid, children=True) - idle_from) / (time.monotonic() - rest))
-    idle_rate = min(readings)
+    # A lane still working through earlier jobs has no idle rate to take off: the figure then holds some of that
+    # work too, an upper bound (`lane_quiet_before` false), never a rate taken off twice into a negative.
+    idle_rate = min(readings) if quiet else 0.0
     worker_from, started = cpu_seconds(stack.worker_pid, children=True), time.monotonic()
     turns = drive()
     waited = wait_for_lane(stack, settle)
-    spent = cpu_seconds(stack.worker_pid, children=True) - worker_from - idle_rate * (time.monotonic() - started)
+    spent = max(0.0, cpu_seconds(stack.worker_pid, children=True) - worker_from
+                - idle_rate * (time.monotonic() - started))
     return {"turns": turns, "lane_cpu_ms_per_turn": round(spent / max(1, turns) * 1000, 1),
-            "worker_idle_cpu_share": round(idle_rate, 3), "lane_caught_up": waited < settle,
+            "worker_idle_cpu_share": round(idle_rate, 3), "lane_quiet_before": quiet, "lane_caught_up": waited < settle,
             "lane_catch_up_seconds": round(waited, 1)}
