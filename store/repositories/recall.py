@@ -142,7 +142,8 @@ async def rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int,
     )).all()
     notes = {i: note for i, note, _ in rows}
     if via:
-        bridges = "\n".join(f"- {notes[i]}" for i in via if i in notes)
+        # One note a line, as it was written: a judge that reads the context by its lines finds them as stored.
+        bridges = "\n".join(notes[i] for i in via if i in notes)
         dialogue = f"{dialogue}\n\nKnown from earlier in this conversation:\n{bridges}"
     vectors = {note: vector for _, note, vector in rows if vector is not None}
     return RatingTexts(dialogue, [notes.get(i, "") for i in ids], vectors)
