@@ -54,7 +54,9 @@ def write_summary(results: Path) -> str:
         m = suite["machine"]
         lines += [f"Run `{suite['mode']}` of {suite['started_at']}, {suite.get('seconds', '?')} s, on {m['cpus']} "
                   f"cores ({m['cpu_model']}), {m['memory_gb']} GB, Python {m['python']}, {m['system']}; load "
-                  f"average at the start {m['load_average_at_start']} (a shared machine: figures are noisy).", ""]
+                  f"average at the start {m['load_average_at_start']}"
+                  + (" (other work was running: figures are noisy)." if m["load_average_at_start"][0] > m["cpus"] / 2
+                     else " (nothing else running)."), ""]
         if suite["mode"] == "quick":
             lines += [f"Quick mode: 1k and 10k stored messages only, a {suite['plan']['cost_tokens']:,}-token "
                       "conversation for cost (not 1M), shorter runs. `make bench` runs the full sizes.", ""]
