@@ -22,7 +22,7 @@ from engine.recall.grouping import Recalled
 from engine.recall.parts import split_parts
 from engine.recall.walk import is_kept, kept_in_order, walk
 from engine.texts import item_text
-from providers.embedder import Embedder, prime
+from providers.embedder import Embedder, pooled, prime
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
@@ -160,8 +160,11 @@ class Recaller:
             # A request holding only the new message has no recent conversation beyond it: searching the
             # dialogue would repeat the message's own searches.
             talk = [dialogue] if sum(item_kind(m) != "instruction" for m in history[-DIALOGUE_ITEMS:]) > 1 else []
-            # The message is embedded (CPU, in a thread) while the searches that need no vectors run.
-            embedding = asyncio.ensure_future(self.embedder.embed([text, *talk, *parts], scope=scope))
+            # The dialogue is embedded in its parts, which the walk's judge reads next (so they are cached for
+            # it), and its own vector pooled from them. The message is embedded (CPU, in a thread) while the
+            # searches that need no vectors run.
+            talk_parts = split_parts(dialogue) if talk else []
+            embedding = asyncio.ensure_future(self.embedder.embed([text, *parts, *talk_parts], scope=scope))
             try:
                 await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
                                       parts=parts if len(parts) > 1 else [], language=self.language,
@@ -170,9 +173,10 @@ class Recaller:
                 progress.embedded = True
             finally:
                 embedding.cancel()
-            queries = [Query(p, v) for p, v in zip(parts, vectors[1 + len(talk):], strict=True)]
-            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk,
-                                    vectors=list(vectors[:1 + len(talk)]), parts=queries, into=progress.searched)
+            queries = [Query(p, v) for p, v in zip(parts, vectors[1:1 + len(parts)], strict=True)]
+            talk_vectors = [pooled(talk_parts, vectors[1 + len(parts):])] if talk_parts else []
+            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vectors[0], *talk_vectors],
+                                    parts=queries, into=progress.searched)
             candidates = progress.searched.candidates()
             progress.searches_done = True
         # The message's own hits are walked (a fact they lead to through a bridge is what a two-hop question

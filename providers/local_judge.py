@@ -17,7 +17,8 @@ import numpy.typing as npt
 
 from engine.cutting import BoundaryScores
 from engine.errors import InvalidInput
-from providers.embedder import Embedder
+from engine.recall.parts import split_parts as recall_parts
+from providers.embedder import Embedder, pooled
 from providers.judge import (
     AboutVerdict,
     ContradictionVerdict,
@@ -174,16 +175,13 @@ class LocalJudge:
         ]
 
     async def _relevance_scores(self, dialogue: str, facts: Sequence[str]) -> npt.NDArray[np.float64]:
-        parts = split_parts(dialogue) or [dialogue]
+        # The dialogue in recall's own parts, as the hot path split and embedded it a moment before, with the
+        # notes of the facts that led the walk here (each a line, embedded when it joined the graph): all of
+        # it is in the embedder's cache. Its whole is pooled from the parts, not embedded again for each step.
+        parts = recall_parts(dialogue) or [dialogue]
         vectors = await self._embed([*facts, *parts])
         fact_v, part_v = vectors[: len(facts)], vectors[len(facts) :]
-        # The dialogue as a whole: its parts' vectors weighted by their words. The model pools its tokens by
-        # mean, so this stays close to embedding the whole (cosine about 0.95 on two-part dialogues), and the
-        # parts are what the cache already holds: the message's, searched a moment before, and the notes of the
-        # facts that led the walk here. Embedding each step's new context whole cost most of a walk.
-        weights = np.array([max(1, len(p.split())) for p in parts], dtype=np.float32)
-        whole_v = weights @ part_v
-        whole_v = whole_v / max(float(np.linalg.norm(whole_v)), 1e-9)
+        whole_v = pooled(parts, part_v)
         semantic = 0.5 * (fact_v @ whole_v) + 0.5 * (fact_v @ part_v.T).max(axis=1)
         said = words(dialogue)
         # Shared names and numbers tie a fact to the dialogue more surely than meaning alone.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.errors import InvalidInput
-from providers.embedder import CachingEmbedder, LocalEmbedder, prime
+from providers.embedder import CachingEmbedder, LocalEmbedder, pooled, prime
 from providers.usage import UsageScope
 
 
@@ -84,3 +84,14 @@ async def test_primed_vectors_are_served_without_embedding_and_others_are_not() 
     assert inner.seen == ["odd"]
     assert np.array_equal(vectors[0], stored)
     prime(inner, {"anything": stored.tolist()})  # an embedder with no cache: nothing to prime, and no error
+
+
+async def test_pooled_parts_stand_for_the_joined_text(local_embedder: CachingEmbedder) -> None:
+    dialogue = ["user: We moved the budget review to April 18 after the finance sync.",
+                "assistant: Noted, the budget review is now on April 18.",
+                "user: Who is going to present at it?"]
+    vectors = await local_embedder.embed([*dialogue, "\n".join(dialogue)])
+    whole = pooled(dialogue, vectors[:3])
+    assert abs(float(np.linalg.norm(whole)) - 1.0) < 1e-5
+    assert float(whole @ vectors[3]) > 0.9  # close to embedding the joined text, which is what it stands for
+    assert np.allclose(pooled(dialogue[:1], vectors[:1]), vectors[0], atol=1e-6)  # one part is its own whole
