@@ -249,8 +249,9 @@ async def walk_candidates(
         passage_levels: dict[int, int] = {}
         if candidates.passages:
             shown = candidates.passages[:config.recall_walk_per_step]
-            texts = await recall.passages_by_ids(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=shown)
-            verdicts = await judge.rate_relevance(dialogue, [texts[p].text if p in texts else "" for p in shown],
-                                                  scope=scope)
+            texts, vectors = await recall.passage_rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                                               ids=shown)
+            prime(embedder, vectors)  # a passage is a few hundred tokens: embedding sixteen again cost a second
+            verdicts = await judge.rate_relevance(dialogue, texts, scope=scope)
             passage_levels = {p: int(v.level) for p, v in zip(shown, verdicts, strict=True)}
     return levels, passage_levels

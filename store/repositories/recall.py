@@ -33,6 +33,7 @@ __all__ = [
     "items_to_json",
     "memory_turn",
     "neighbours",
+    "passage_rating_texts",
     "passages_by_ids",
     "prepared_walk",
     "recall_blocks",
@@ -167,6 +168,18 @@ async def neighbours(session: AsyncSession, *, tenant_id: str, memory_pk: int, f
         .order_by(FactRow.id.desc()).limit(limit)
     )
     return list(rows.scalars())
+
+
+async def passage_rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
+                               ) -> tuple[list[str], dict[str, Sequence[float]]]:
+    """What the judge reads to rate these passages ("" for one gone meanwhile), and the vector stored with each
+    (the embedder made it when the passage was cut)."""
+    rows = (await session.execute(
+        select(Passage.id, Passage.text, Passage.embedding)
+        .where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk, Passage.id.in_(list(ids)))
+    )).all()
+    texts = {i: text for i, text, _ in rows}
+    return [texts.get(i, "") for i in ids], {text: vector for _, text, vector in rows if vector is not None}
 
 
 async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
