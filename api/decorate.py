@@ -8,7 +8,9 @@ memory's workflow, after commit, that there is work.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,6 +31,11 @@ from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
 from store.models import Memory, Message
 from store.repositories import idempotency, mechanism, memories, messages, outbox, recall, size_ratios
+
+log = logging.getLogger(__name__)
+
+# A decorate this slow is logged with its breakdown: the hot path's target is well under it.
+SLOW_SECONDS = 0.5
 
 __all__ = ["decorate"]
 
@@ -64,12 +71,15 @@ async def decorate(
     Raises `InvalidInput` for a malformed body and `OverCeiling` (413) when the turn in progress alone passes
     the ceiling; either way nothing is stored."""
     call = _Call.of(body, idempotency_key)
+    started = time.perf_counter()
     # Before the lock: the searches and the walk take tens of milliseconds the memory's lock need not wait for.
     found = None
     if ctx.recaller is not None:
         found = await ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history)
+    recalled = time.perf_counter()
     async with ctx.db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+        locked = time.perf_counter()
         if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
             return replay
         now = clock.advance(memory)
@@ -86,7 +96,20 @@ async def decorate(
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
     ctx.memories.put(tenant_id, memory.id, CachedMemory(history, known))
+    _log_if_slow(memory_id, started, recalled, locked)
     return answer
+
+
+def _log_if_slow(memory_id: str, started: float, recalled: float, locked: float) -> None:
+    """A decorate over `SLOW_SECONDS` says where its time went: recall, the wait for the memory's row lock (which
+    the lane's writes take too), or the work under it."""
+    ended = time.perf_counter()
+    if ended - started >= SLOW_SECONDS:
+        ms = {"total_ms": round((ended - started) * 1000, 1), "recall_ms": round((recalled - started) * 1000, 1),
+              "lock_wait_ms": round((locked - recalled) * 1000, 1), "locked_work_ms": round((ended - locked) * 1000, 1)}
+        log.warning("slow decorate of %s: %s ms (recall %s, waiting for the memory's lock %s, under it %s)",
+                    memory_id, ms["total_ms"], ms["recall_ms"], ms["lock_wait_ms"], ms["locked_work_ms"],
+                    extra={"memory_id": memory_id, **ms})
 
 
 async def _replay(session: AsyncSession, call: _Call, *, tenant_id: str, memory_id: str) -> bytes | None:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import func, select, text
 
 from config.settings import Settings
 from store.db import Database
 from store.models import Base, Message
+from store.repositories import memories
 from tests.integration.hot_path.conftest import SMALL_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.integration.workflows.lane_support import http_tenant
@@ -212,3 +215,29 @@ async def test_a_resend_made_before_the_reply_was_appended_adds_nothing(
     assert again.status_code == 200
     assert [m["content"] for m in again.json()["request"]["messages"]] == ["What ships Friday?", "The pricing page."]
     assert await _count(db, tenant_id) == 2
+
+
+async def test_a_decorate_kept_waiting_by_the_memory_lock_says_so_in_the_log(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    tenant_id, key = tenant
+    assert (await http.post("/v1/memories/held/decorate", json=_chat("Who owns the tax table?"),
+                            headers=_auth(key))).status_code == 200
+    held = asyncio.Event()
+
+    async def hold_the_lock() -> None:  # as a lane write does until its transaction commits
+        async with db.session() as session, session.begin():
+            await memories.lock_memory(session, tenant_id=tenant_id, memory_id="held", create=False)
+            held.set()
+            await asyncio.sleep(0.8)
+
+    holder = asyncio.create_task(hold_the_lock())
+    await held.wait()
+    with caplog.at_level(logging.WARNING, logger="api.decorate"):
+        answer = await http.post("/v1/memories/held/decorate", json=_chat("Who owns the tax table?", "Dana.",
+                                                                         "And the refund line?"), headers=_auth(key))
+    await holder
+    assert answer.status_code == 200
+    slow = [r for r in caplog.records if r.getMessage().startswith("slow decorate of held")]
+    assert len(slow) == 1, caplog.text
+    assert slow[0].lock_wait_ms >= 600 and slow[0].total_ms >= slow[0].lock_wait_ms  # type: ignore[attr-defined]
