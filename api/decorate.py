@@ -85,8 +85,10 @@ async def decorate(
         now = clock.advance(memory)
         history, stored = await _store_new_messages(ctx, session, call, tenant_id=tenant_id, memory=memory, now=now)
         known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
+        read = time.perf_counter()
         plan = await _plan(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history, known=known,
                            now=now, found=_for_new_message(found, stored))
+        planned = time.perf_counter()
         await _save_plan(session, plan, tenant_id=tenant_id, memory=memory, now=now)
         if plan.recall_block is not None and plan.recall_seq is not None and found is not None:
             recall.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
@@ -96,20 +98,23 @@ async def decorate(
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
     ctx.memories.put(tenant_id, memory.id, CachedMemory(history, known))
-    _log_if_slow(memory_id, started, recalled, locked)
+    _log_if_slow(memory_id, started, recalled, locked, read, planned)
     return answer
 
 
-def _log_if_slow(memory_id: str, started: float, recalled: float, locked: float) -> None:
+def _log_if_slow(memory_id: str, *marks: float) -> None:
     """A decorate over `SLOW_SECONDS` says where its time went: recall, the wait for the memory's row lock (which
-    the lane's writes take too), or the work under it."""
+    the lane's writes take too), and under it: storing the new messages and reading what changed, the engine's
+    plan, saving it and the answer."""
     ended = time.perf_counter()
-    if ended - started >= SLOW_SECONDS:
-        ms = {"total_ms": round((ended - started) * 1000, 1), "recall_ms": round((recalled - started) * 1000, 1),
-              "lock_wait_ms": round((locked - recalled) * 1000, 1), "locked_work_ms": round((ended - locked) * 1000, 1)}
-        log.warning("slow decorate of %s: %s ms (recall %s, waiting for the memory's lock %s, under it %s)",
-                    memory_id, ms["total_ms"], ms["recall_ms"], ms["lock_wait_ms"], ms["locked_work_ms"],
-                    extra={"memory_id": memory_id, **ms})
+    started, recalled, locked, read, planned = marks
+    if ended - started < SLOW_SECONDS:
+        return
+    ms = {name: round((b - a) * 1000, 1) for name, a, b in (
+        ("total_ms", started, ended), ("recall_ms", started, recalled), ("lock_wait_ms", recalled, locked),
+        ("reading_ms", locked, read), ("planning_ms", read, planned), ("saving_ms", planned, ended))}
+    log.warning("slow decorate of %s: %s ms (recall %s, waiting for the memory's lock %s, then reading %s, "
+                "planning %s, saving %s)", memory_id, *ms.values(), extra={"memory_id": memory_id, **ms})
 
 
 async def _replay(session: AsyncSession, call: _Call, *, tenant_id: str, memory_id: str) -> bytes | None:
