@@ -161,6 +161,16 @@ async def test_continue_as_new_loses_and_reorders_no_event(
         events = await _converse(own_http, key, "long", turns=12)
         await eventually(lambda: _lane_done(db, tenant_id), timeout=90)
         handle = client.get_workflow_handle(workflow_id(tenant_id, "long"))
+
+        async def acknowledged() -> bool:
+            # The activity marks its event processed in Postgres before the workflow hears it finished: the
+            # workflow's own count follows a moment later. A lost event would never be acknowledged.
+            return (await handle.query(MemoryWorkflow.lane)).done_seq == events
+
+        try:
+            await eventually(acknowledged, timeout=30)
+        except AssertionError:
+            pass  # described below
         state = await handle.query(MemoryWorkflow.lane)
         if state.done_seq != events:
             runs = [(w.run_id, w.status) async for w in client.list_workflows(
