@@ -97,7 +97,9 @@ class _Load:
             if response.status_code != 503:
                 self.report.other_errors.append(f"{phase} {path}: {response.status_code} {response.text[:300]}")
                 raise AssertionError(self.report.other_errors[-1])
-            self.unavailable[phase] += 1
+            # Counted by the phase it was answered in: a call sent just before Postgres stopped (a slow save, while
+            # Temporal was coming back) is refused because Postgres is down, whatever the phase it left in.
+            self.unavailable[self.phase] += 1
             retry_after = response.headers.get("Retry-After", "")
             error = response.json().get("error", {})
             if not (retry_after.isdigit() and int(retry_after) > 0 and error.get("type") == "service_unavailable"):
