@@ -13,6 +13,7 @@ from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from api.body import BodyLimit
 from api.context import HotPath
 from api.errors import install_error_handlers
+from api.gc_pauses import watch_gc
 from api.housekeeping import Housekeeping
 from api.limits import TenantLimits
 from api.openapi import install_openapi
@@ -54,9 +55,11 @@ def create_app(options: GatewayOptions) -> FastAPI:
         stop_metrics = serve_metrics(options.host, options.metrics_port) if options.metrics_port else None
         relay.start()
         housekeeping.start()
+        stop_watching_gc = watch_gc()
         try:
             yield
         finally:
+            stop_watching_gc()
             if stop_metrics is not None:
                 stop_metrics()
             await housekeeping.stop()
