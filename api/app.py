@@ -13,7 +13,7 @@ from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from api.body import BodyLimit
 from api.context import HotPath
 from api.errors import install_error_handlers
-from api.gc_pauses import watch_gc
+from api.gc_pauses import freeze_startup, watch_gc
 from api.housekeeping import Housekeeping
 from api.limits import TenantLimits
 from api.openapi import install_openapi
@@ -55,6 +55,7 @@ def create_app(options: GatewayOptions) -> FastAPI:
         stop_metrics = serve_metrics(options.host, options.metrics_port) if options.metrics_port else None
         relay.start()
         housekeeping.start()
+        freeze_startup()
         stop_watching_gc = watch_gc()
         try:
             yield

@@ -83,6 +83,14 @@ class _Progress:
     searched: Searched = field(default_factory=Searched)
     searches_done: bool = False
     embedded: bool = False
+    # When each step ended, in the loop's time: the log of a find cut short says where the time went.
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, step: str) -> None:
+        self.marks[step] = asyncio.get_running_loop().time()
+
+    def steps(self, began: float) -> str:
+        return ", ".join(f"{step} at {(at - began) * 1000:.0f} ms" for step, at in self.marks.items()) or "none"
 
 
 @dataclass(frozen=True)
@@ -120,7 +128,8 @@ class Recaller:
             return finding.result()
         _abandon(finding)
         done = (f"memory read: {progress.pk is not None}, message embedded: {progress.embedded}, "
-                f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done")
+                f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done; steps "
+                f"ended: {progress.steps(ends - self.deadline_seconds)}")
         if progress.pk is None:
             log.info("recall past its deadline before reading the memory: no block", extra={"memory_id": memory_id})
             return None
@@ -154,6 +163,7 @@ class Recaller:
             pk, last_turn = known
             prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk, for_turn=last_turn + 1)
             progress.pk = pk
+            progress.mark("memory read")
             progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
             parts = split_parts(text)
             dialogue = _dialogue(history)
@@ -169,8 +179,10 @@ class Recaller:
                 await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
                                       parts=parts if len(parts) > 1 else [], language=self.language,
                                       into=progress.searched)
+                progress.mark("words searched")
                 vectors = await embedding
                 progress.embedded = True
+                progress.mark("message embedded")
             finally:
                 embedding.cancel()
             queries = [Query(p, v) for p, v in zip(parts, vectors[1:1 + len(parts)], strict=True)]
@@ -179,6 +191,7 @@ class Recaller:
                                     parts=queries, into=progress.searched)
             candidates = progress.searched.candidates()
             progress.searches_done = True
+            progress.mark("meaning searched")
         # The message's own hits are walked (a fact they lead to through a bridge is what a two-hop question
         # needs); the prepared walk's kept facts stand as rated and are not rated again.
         fresh = set(candidates.facts[:rules.per_step])

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import cProfile
+import gc
 import json
 import pstats
 import statistics
@@ -58,6 +60,18 @@ async def _lane_change(db: Database, tenant: str, pk: int) -> None:
                 at=datetime.now(UTC), score=0.5, counted=True, episode_id=remembered[-1].id, fact_id=None)])
 
 
+def _census() -> None:
+    gc.collect()
+    tracked = gc.get_objects()
+    kinds = collections.Counter(type(o).__name__ for o in tracked)
+    del tracked
+    started = time.perf_counter()
+    gc.collect()
+    print(f"objects the collector tracks: {sum(kinds.values()):,}; a full collection took "
+          f"{(time.perf_counter() - started) * 1000:.0f} ms; most common: "
+          + ", ".join(f"{name} {count:,}" for name, count in kinds.most_common(12)))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000)
@@ -65,6 +79,9 @@ async def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/lethe-profile"))
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sort", default="cumulative", help="pstats order: cumulative or tottime")
+    parser.add_argument("--census", action="store_true",
+                        help="after the timed turns: the objects the garbage collector tracks, by type, and how long "
+                             "a full collection takes (what every gen-2 pause of the gateway walks)")
     parser.add_argument("--lane-changes", action="store_true",
                         help="before each turn, write a trace for a remembered episode, as the lane does between "
                              "turns (it moves the memory's mechanism version)")
@@ -116,6 +133,8 @@ async def main() -> None:
           f"p90 {timings[int(len(timings) * 0.9)]:.1f} ms, max {timings[-1]:.1f} ms")
     if args.profile:
         pstats.Stats(profiler).sort_stats(args.sort).print_stats(45)
+    if args.census:
+        _census()
     await db.dispose()
     postgres.stop()
 

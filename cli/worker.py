@@ -15,6 +15,7 @@ from activities.graph import GraphActivities, check_language
 from activities.lane import LaneActivities, NoteAskPolicy
 from activities.recall import RecallActivities
 from activities.tenant_scope import TenantScope
+from api.gc_pauses import freeze_startup
 from api.routes import health
 from config.mechanism import mechanism_config
 from config.settings import Settings
@@ -86,6 +87,7 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -
                   strict=True)
     client = await connect_temporal(settings)
     worker = build_worker(client, db, task_queue=settings.temporal_task_queue, settings=settings)
+    freeze_startup()  # the libraries' objects out of every later collection's walk (api/gc_pauses.py)
     tasks = [asyncio.create_task(worker.run(), name="worker")]
     server = None
     if settings.worker_health_port:

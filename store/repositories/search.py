@@ -38,6 +38,8 @@ Kind = Literal["facts", "passages"]
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za-z0-9]*")
 # Shorter ones ("5", "v2") count as words only: an exact match of "5" would lift every note holding a 5.
 _IDENTIFIER_MIN = 3
+# The most matches a search by words ranks (`search_words`).
+RANKED_MATCHES = 300
 
 
 @dataclass(frozen=True)
@@ -91,22 +93,34 @@ async def search_words(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, query: str, kind: Kind = "facts",
     language: str = "simple", limit: int = 20,
 ) -> list[Hit]:
-    """Full-text matches ranked by `ts_rank`; identifiers in the query also match by their exact form."""
+    """Full-text matches ranked by `ts_rank`; identifiers in the query also match by their exact form.
+
+    At most `RANKED_MATCHES` matches are ranked: ranking costs a read of each match's words and grows with the
+    square of the query's terms, so a part whose words are in every passage (a boilerplate sentence, a
+    recurring tool banner) cost a second at 10,000 passages. A query matching more is generic in this memory,
+    and its best hits are taken among the first matches found."""
     model, text_column, live = _table(kind)
     tsquery = func.websearch_to_tsquery(cast(language, REGCONFIG), query)
     identifiers = dict.fromkeys(i for i in _IDENTIFIER.findall(query) if len(i) >= _IDENTIFIER_MIN)
     # As a phrase of the same tokens the note was indexed by: a whole identifier (LTH-5, not LTH-512), looked up
     # in the word index. A substring scan of the text costs a recheck of every note sharing its trigrams.
-    exact = [model.words.op("@@")(func.phraseto_tsquery(cast(language, REGCONFIG), i)) for i in identifiers]
-    # An exact identifier counts more than any word rank (ts_rank stays well under 1).
-    rank: Any = func.ts_rank(model.words, tsquery)
-    for condition in exact:
-        rank = rank + case((condition, 1.0), else_=0.0)
-    rows = await session.execute(
-        select(model.id, text_column, rank.label("rank"), model.at)
+    phrases = [func.phraseto_tsquery(cast(language, REGCONFIG), i) for i in identifiers]
+    # A subquery with a limit is not merged into the ranking query: the index finds the matches, the heap scan
+    # stops at the limit, and only those are ranked.
+    matched = (
+        select(model.id, text_column.label("text"), model.words, model.at)
         .where(model.tenant_id == tenant_id, model.memory_pk == memory_pk, live,
-               or_(model.words.op("@@")(tsquery), *exact))
-        .order_by(rank.desc(), model.id.desc()).limit(limit)
+               or_(model.words.op("@@")(tsquery), *(model.words.op("@@")(p) for p in phrases)))
+        .limit(RANKED_MATCHES)
+        .subquery("matched")
+    )
+    # An exact identifier counts more than any word rank (ts_rank stays well under 1).
+    rank: Any = func.ts_rank(matched.c.words, tsquery)
+    for phrase in phrases:
+        rank = rank + case((matched.c.words.op("@@")(phrase), 1.0), else_=0.0)
+    rows = await session.execute(
+        select(matched.c.id, matched.c.text, rank.label("rank"), matched.c.at)
+        .order_by(rank.desc(), matched.c.id.desc()).limit(limit)
     )
     return [Hit(kind, i, t, float(r), at) for i, t, r, at in rows]
 
