@@ -170,11 +170,12 @@ class Recaller:
             # A request holding only the new message has no recent conversation beyond it: searching the
             # dialogue would repeat the message's own searches.
             talk = [dialogue] if sum(item_kind(m) != "instruction" for m in history[-DIALOGUE_ITEMS:]) > 1 else []
-            # The dialogue is embedded in its parts, which the walk's judge reads next (so they are cached for
-            # it), and its own vector pooled from them. The message is embedded (CPU, in a thread) while the
-            # searches that need no vectors run.
+            # The message and the dialogue are embedded in their parts (CPU, in a thread, while the searches that
+            # need no vectors run), and the vector of each whole pooled from its parts': the parts are searched
+            # anyway, the dialogue's are what the walk's judge reads next (so they are cached for it), and a
+            # sentence the conversation repeats is embedded once, not again inside every whole.
             talk_parts = split_parts(dialogue) if talk else []
-            embedding = asyncio.ensure_future(self.embedder.embed([text, *parts, *talk_parts], scope=scope))
+            embedding = asyncio.ensure_future(self.embedder.embed([*parts, *talk_parts], scope=scope))
             try:
                 await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
                                       parts=parts if len(parts) > 1 else [], language=self.language,
@@ -185,9 +186,10 @@ class Recaller:
                 progress.mark("message embedded")
             finally:
                 embedding.cancel()
-            queries = [Query(p, v) for p, v in zip(parts, vectors[1:1 + len(parts)], strict=True)]
-            talk_vectors = [pooled(talk_parts, vectors[1 + len(parts):])] if talk_parts else []
-            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vectors[0], *talk_vectors],
+            queries = [Query(p, v) for p, v in zip(parts, vectors[:len(parts)], strict=True)]
+            whole = pooled(parts, vectors[:len(parts)])
+            talk_vectors = [pooled(talk_parts, vectors[len(parts):])] if talk_parts else []
+            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[whole, *talk_vectors],
                                     parts=queries, into=progress.searched)
             candidates = progress.searched.candidates()
             progress.searches_done = True

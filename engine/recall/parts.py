@@ -27,7 +27,7 @@ def _windows(words: list[str], size: int) -> list[str]:
 
 
 def split_parts(text: str, *, min_chars: int = MIN_PART_CHARS, window: int = WINDOW_WORDS) -> list[str]:
-    """Sentences and lines of `text`, short ones joined to the next, long ones windowed; every word of the
+    """Sentences and lines of `text`, short ones joined to the next, long ones windowed, each once; every word of the
     text is in at least one part, and no part is longer than `window` words."""
     pieces = [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
     joined: list[str] = []
@@ -43,4 +43,5 @@ def split_parts(text: str, *, min_chars: int = MIN_PART_CHARS, window: int = WIN
             joined[-1] = f"{joined[-1]} {pending}"
         else:
             joined.append(pending)
-    return [w for part in joined for w in _windows(part.split(), window)]
+    # A sentence said again (a boilerplate line) is one part: searching it twice finds nothing new.
+    return list(dict.fromkeys(w for part in joined for w in _windows(part.split(), window)))

@@ -39,7 +39,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za
 # Shorter ones ("5", "v2") count as words only: an exact match of "5" would lift every note holding a 5.
 _IDENTIFIER_MIN = 3
 # The most matches a search by words ranks (`search_words`).
-RANKED_MATCHES = 300
+RANKED_MATCHES = 100
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,13 @@ def test_split_keeps_every_word_and_windows_long_parts(sentences: list[str], glu
     assert all(len(p.split()) <= 20 for p in parts)
     words_in_parts = {w.strip(".?!") for p in parts for w in p.split()}
     assert {w.strip(".?!") for w in text.split()} <= words_in_parts
+    assert len(parts) == len(set(parts))
+
+
+def test_a_sentence_said_again_is_one_part() -> None:
+    banner = "The deploy bot reports the pipeline status for every stage across all regions."
+    parts = split_parts(f"Where does LTH-5 stand, and who owns the follow-up? {banner} {banner} {banner}")
+    assert parts.count(banner) == 1 and len(parts) == 2
 
 
 def test_a_question_tacked_onto_a_long_correction_is_a_part_of_its_own() -> None:
