@@ -36,7 +36,7 @@ from summary import write_summary  # noqa: E402
 PLANS: dict[str, dict[str, Any]] = {
     # Full: about 20 minutes on 2 cores. `lane_info_settle` bounds the wait for the lane after the 32k cost
     # conversation, whose lane CPU is printed for information only (the target is the throughput run's).
-    "full": {"throughput_seconds": 30, "lane_settle": 150, "side_turns": 100, "cost_tokens": 1_000_000,
+    "full": {"throughput_seconds": 45, "lane_settle": 150, "side_turns": 100, "cost_tokens": 1_000_000,
              "week_turns": 8, "sizes": [1000, 10000, 100000], "samples": 150, "hot_settle": 15, "tail": 80,
              "lane_info_settle": 45},
     "quick": {"throughput_seconds": 12, "lane_settle": 40, "side_turns": 30, "cost_tokens": 120_000,

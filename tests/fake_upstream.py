@@ -159,16 +159,18 @@ def _output(text: str, calls: list[tuple[str, str, str]]) -> list[dict[str, Any]
     return items
 
 
-def responses_reply(request: dict[str, Any], text: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+def responses_reply(request: dict[str, Any], text: str, calls: list[tuple[str, str, str]], *,
+                    usage: bool = True) -> dict[str, Any]:
     return {"id": "resp_fake", "object": "response", "created_at": int(time.time()), "status": "completed",
             "model": request.get("model", ""), "output": _output(text, calls), "tools": request.get("tools", []),
-            "parallel_tool_calls": True, "tool_choice": "auto", "usage": _usage(request, text, True)}
+            "parallel_tool_calls": True, "tool_choice": "auto",
+            "usage": _usage(request, text, True) if usage else None}
 
 
 def responses_events(request: dict[str, Any], text: str,
                      calls: list[tuple[str, str, str]]) -> Iterator[dict[str, Any]]:
-    whole = responses_reply(request, text, calls)
-    started = {**whole, "status": "in_progress", "output": [], "usage": None}
+    whole = responses_reply(request, text, calls, usage=False)
+    started = {**whole, "status": "in_progress", "output": []}
     yield {"type": "response.created", "response": started}
     yield {"type": "response.in_progress", "response": started}
     for index, item in enumerate(whole["output"]):
@@ -193,7 +195,7 @@ def responses_events(request: dict[str, Any], text: str,
             yield {"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": index,
                    "arguments": item["arguments"]}
         yield {"type": "response.output_item.done", "output_index": index, "item": item}
-    yield {"type": "response.completed", "response": whole}
+    yield {"type": "response.completed", "response": {**whole, "usage": _usage(request, text, True)}}
 
 
 # --- the server ---
@@ -222,7 +224,9 @@ def _app(fake: FakeUpstream) -> FastAPI:
         text, calls = decide(fake, body)
         if not body.get("stream"):
             return JSONResponse(responses_reply(body, text, calls) if responses else chat_reply(body, text, calls))
-        events = list(responses_events(body, text, calls) if responses else chat_chunks(body, text, calls))
+        # Made as they are sent, as a provider does: the usage (a count of the whole request) comes last, not
+        # before the first token.
+        events = responses_events(body, text, calls) if responses else chat_chunks(body, text, calls)
         return StreamingResponse(_sse(fake, events, responses, drop=step == "drop"), media_type="text/event-stream")
 
     @app.post("/v1/chat/completions")
@@ -236,7 +240,7 @@ def _app(fake: FakeUpstream) -> FastAPI:
     return app
 
 
-async def _sse(fake: FakeUpstream, events: list[dict[str, Any]], responses: bool, *,
+async def _sse(fake: FakeUpstream, events: Iterator[dict[str, Any]], responses: bool, *,
                drop: bool) -> AsyncIterator[bytes]:
     for number, event in enumerate(events):
         if drop and number == 3:

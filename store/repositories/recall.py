@@ -130,7 +130,7 @@ class RatingTexts:
 
     context: str
     notes: list[str]
-    vectors: dict[str, Sequence[float]]
+    vectors: Mapping[str, Sequence[float]]
 
 
 async def rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int],
