@@ -5,7 +5,10 @@ upstream in a thread (it streams each event after `--event-delay-ms`), then runs
 turn by turn, streamed Chat Completions over raw HTTP: straight to the upstream, then through the proxy with
 the same transcript. The proxy's `Server-Timing` says how long decorate took and how long the model took to
 its first event, so the overhead beyond decorate is proxy TTFT - direct TTFT - decorate (which includes the
-extra network hop), and the gateway's own work is its time to the first byte less decorate and the model.
+extra network hop), and the gateway's own work is its time to the first byte less decorate and the model. Two
+more rows split the rest: the model call as the gateway makes it (through the `openai` SDK, to its first event
+shown), against the direct time to first token; and the hops (the agent's request reaching the gateway's app,
+the first chunk coming back), the proxy's time to first token less the gateway's own time to its first byte.
 
     .venv/bin/python bench/proxy.py [--samples 200] [--event-delay-ms 2]
 
@@ -67,7 +70,8 @@ def main() -> None:
     rows: dict[str, list[float]] = {k: [] for k in ("direct_ttft_ms", "direct_total_ms", "proxy_ttft_ms",
                                                     "proxy_total_ms", "decorate_ms", "ttft_overhead_ms",
                                                     "ttft_overhead_beyond_decorate_ms",
-                                                    "gateway_own_ms_before_first_byte")}
+                                                    "gateway_own_ms_before_first_byte",
+                                                    "model_call_from_gateway_ttft_ms", "hops_ms")}
     with running_stack("lethe-bench-proxy-") as stack, serve_fake_upstream() as upstream, \
             httpx.Client(timeout=60) as client:
         url, key = stack.url, stack.key
@@ -95,6 +99,10 @@ def main() -> None:
             rows["ttft_overhead_beyond_decorate_ms"].append((p_first - d_first) * 1000 - decorate_ms)
             # What the gateway spent itself: its time to the first byte less decorate and the model's wait.
             rows["gateway_own_ms_before_first_byte"].append(timing["app"] - decorate_ms - timing["upstream"])
+            # The same model call as the gateway makes it (through the SDK), to its first event shown.
+            rows["model_call_from_gateway_ttft_ms"].append(timing["upstream"])
+            # The rest: the agent's request to the gateway and the first chunk back, outside the app's own time.
+            rows["hops_ms"].append(p_first * 1000 - timing["app"])
 
     results: dict[str, Any] = {"samples": args.samples, "event_delay_ms": args.event_delay_ms,
                                "machine": {"cpus": os.cpu_count()},
