@@ -38,9 +38,8 @@ class MechanismConfig:
     # Recall: the block's most tokens (part of what no fade shrinks on its turn), the walk's keep and lead-on
     # levels (0 unrelated, 1 tangential, 2 relevant, 3 central), how many steps it walks and rates per step.
     recall_block_tokens: int = 1_200
-    # ...and never more than this share of the ceiling, so a small context is not crowded by what it recalls (a
-    # sixteenth, 375 tokens at a 6k ceiling, trimmed facts the walk had rated central on the recall bench).
-    recall_block_max_fraction: float = 1 / 10
+    # ...and never more than this share of the ceiling, so a small context is not crowded by what it recalls.
+    recall_block_max_fraction: float = 1 / 16
     recall_keep_level: int = RELEVANT
     recall_lead_on_level: int = RELEVANT
     recall_walk_steps: int = 2

@@ -6,12 +6,13 @@ Every write is safe to repeat: a turn's block and a turn's prepared walk are wri
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import Select, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
@@ -101,23 +102,34 @@ async def facts_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int,
                        ) -> dict[int, RecalledFact]:
     """The facts, their entities under canonical names, and for each retired one the fact that replaced it
     (keyed by its id too), so an earlier value is never shown alone."""
-    found = await _facts(session, tenant_id, memory_pk, FactRow.id.in_(list(ids)))
+    found = await _facts(session, tenant_id, memory_pk, "id", list(ids))
     replacements = [f.retired_by for f in found.values() if f.retired_by]
     if replacements:
-        found.update(await _facts(session, tenant_id, memory_pk, FactRow.fact_key.in_(replacements)))
+        found.update(await _facts(session, tenant_id, memory_pk, "fact_key", replacements))
     return found
 
 
-async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, condition: Any) -> dict[int, RecalledFact]:
+@functools.cache
+def _facts_statement(by: str) -> Select[Any]:
+    """Facts by id or by key, built once (the hot path's recall fetches with it; building its aliased joins cost
+    as much as running it)."""
     subject, obj = aliased(Entity), aliased(Entity)
-    rows = await session.execute(
+    column = FactRow.id if by == "id" else FactRow.fact_key
+    return (
         select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.at, FactRow.first_turn, FactRow.last_turn,
                FactRow.retired_by)
         .outerjoin(subject, subject.id == FactRow.subject_entity_id)
         .outerjoin(obj, obj.id == FactRow.object_entity_id)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(), condition)
+        .where(FactRow.tenant_id == bindparam("tenant_id"), FactRow.memory_pk == bindparam("memory_pk"), _usable(),
+               column.in_(bindparam("values", expanding=True)))
     )
+
+
+async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, by: str, values: Sequence[Any]
+                 ) -> dict[int, RecalledFact]:
+    rows = await session.execute(_facts_statement(by), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                         "values": list(values)})
     return {i: RecalledFact(key=key, id=i, note=note, subject=s, object=o, at=at, first_turn=first,
                             last_turn=last, retired_by=retired_by)
             for i, key, note, s, o, at, first, last, retired_by in rows}

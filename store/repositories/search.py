@@ -6,6 +6,7 @@ Recall builds on these; they only rank, never decide what the model sees.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import and_, case, cast, exists, func, literal, or_, select, text
+from sqlalchemy import Select, and_, bindparam, case, cast, exists, func, literal, or_, select, text
 from sqlalchemy.dialects.postgresql import REGCONFIG, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -99,30 +100,38 @@ async def search_words(
     square of the query's terms, so a part whose words are in every passage (a boilerplate sentence, a
     recurring tool banner) cost a second at 10,000 passages. A query matching more is generic in this memory,
     and its best hits are taken among the first matches found."""
+    identifiers = list(dict.fromkeys(i for i in _IDENTIFIER.findall(query) if len(i) >= _IDENTIFIER_MIN))
+    rows = await session.execute(_words_statement(kind, len(identifiers)), {
+        "tenant_id": tenant_id, "memory_pk": memory_pk, "language": language, "query": query,
+        "ranked": RANKED_MATCHES, "limit": limit, **{f"identifier_{n}": i for n, i in enumerate(identifiers)}})
+    return [Hit(kind, i, t, float(r), at) for i, t, r, at in rows]
+
+
+@functools.cache
+def _words_statement(kind: Kind, identifiers: int) -> Select[Any]:
+    """The search by words for a number of identifiers, built once (its values are bound at each call): building
+    a statement is Python work the hot path would otherwise pay for every search, about as much as the query."""
     model, text_column, live = _table(kind)
-    tsquery = func.websearch_to_tsquery(cast(language, REGCONFIG), query)
-    identifiers = dict.fromkeys(i for i in _IDENTIFIER.findall(query) if len(i) >= _IDENTIFIER_MIN)
+    language = cast(bindparam("language"), REGCONFIG)
+    tsquery = func.websearch_to_tsquery(language, bindparam("query"))
     # As a phrase of the same tokens the note was indexed by: a whole identifier (LTH-5, not LTH-512), looked up
     # in the word index. A substring scan of the text costs a recheck of every note sharing its trigrams.
-    phrases = [func.phraseto_tsquery(cast(language, REGCONFIG), i) for i in identifiers]
+    phrases = [func.phraseto_tsquery(language, bindparam(f"identifier_{n}")) for n in range(identifiers)]
     # A subquery with a limit is not merged into the ranking query: the index finds the matches, the heap scan
     # stops at the limit, and only those are ranked.
     matched = (
         select(model.id, text_column.label("text"), model.words, model.at)
-        .where(model.tenant_id == tenant_id, model.memory_pk == memory_pk, live,
+        .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
                or_(model.words.op("@@")(tsquery), *(model.words.op("@@")(p) for p in phrases)))
-        .limit(RANKED_MATCHES)
+        .limit(bindparam("ranked"))
         .subquery("matched")
     )
     # An exact identifier counts more than any word rank (ts_rank stays well under 1).
     rank: Any = func.ts_rank(matched.c.words, tsquery)
     for phrase in phrases:
         rank = rank + case((matched.c.words.op("@@")(phrase), 1.0), else_=0.0)
-    rows = await session.execute(
-        select(matched.c.id, matched.c.text, rank.label("rank"), matched.c.at)
-        .order_by(rank.desc(), matched.c.id.desc()).limit(limit)
-    )
-    return [Hit(kind, i, t, float(r), at) for i, t, r, at in rows]
+    return (select(matched.c.id, matched.c.text, rank.label("rank"), matched.c.at)
+            .order_by(rank.desc(), matched.c.id.desc()).limit(bindparam("limit")))
 
 
 async def search_meaning(
@@ -131,16 +140,23 @@ async def search_meaning(
 ) -> list[Hit]:
     """Nearest by cosine over the HNSW index; the score is the similarity. `relax=False`: the caller already
     relaxed the scan in this transaction (one round trip fewer per search)."""
-    model, text_column, live = _table(kind)
     if relax:
         await relax_vector_scan(session)
-    distance = model.embedding.cosine_distance(np.asarray(vector, dtype=np.float32).tolist())
-    rows = await session.execute(
-        select(model.id, text_column, distance, model.at)
-        .where(model.tenant_id == tenant_id, model.memory_pk == memory_pk, live, model.embedding.is_not(None))
-        .order_by(distance).limit(limit)
-    )
+    rows = await session.execute(_meaning_statement(kind), {
+        "tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit,
+        "vector": np.asarray(vector, dtype=np.float32).tolist()})
     return [Hit(kind, i, t, 1.0 - float(d), at) for i, t, d, at in rows]
+
+
+@functools.cache
+def _meaning_statement(kind: Kind) -> Select[Any]:
+    """The search by meaning, built once (see `_words_statement`)."""
+    model, text_column, live = _table(kind)
+    distance = model.embedding.cosine_distance(bindparam("vector", type_=model.embedding.type))
+    return (select(model.id, text_column, distance, model.at)
+            .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
+                   model.embedding.is_not(None))
+            .order_by(distance).limit(bindparam("limit")))
 
 
 async def relax_vector_scan(session: AsyncSession) -> None:

@@ -54,4 +54,4 @@ def test_a_cycle_that_died_while_frozen_is_freed_at_the_thaw() -> None:
         gc.collect()  # the period is over: thawed before the walk
     finally:
         stop()
-    assert alive() is None and gc.get_freeze_count() == 0
+    assert alive() is None
