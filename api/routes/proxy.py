@@ -73,7 +73,7 @@ class _Caller:
     idempotency_key: str | None
 
 
-def _caller(
+async def _caller(
     tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep, options: OptionsDep,
     upstream_url: UpstreamURL = None,  # type: ignore[assignment]
     upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
