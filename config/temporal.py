@@ -7,9 +7,9 @@ from pathlib import Path
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import TLSConfig
 
+from config.converter import lethe_data_converter
 from config.settings import Settings
 from config.telemetry import temporal_interceptors
 from engine.lane_names import ALL_ATTRIBUTES
@@ -39,7 +39,7 @@ async def connect_temporal(settings: Settings, *, lazy: bool = False) -> Client:
         namespace=settings.temporal_namespace,
         api_key=api_key,
         tls=_tls(settings),
-        data_converter=pydantic_data_converter,
+        data_converter=lethe_data_converter,
         interceptors=temporal_interceptors(),
         lazy=lazy,
     )

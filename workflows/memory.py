@@ -10,7 +10,6 @@ keep the recorded histories in `tests/replay/` passing (README, "Operating").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
@@ -31,20 +30,13 @@ with workflow.unsafe.imports_passed_through():
     from workflows import search_attributes as sa
     from workflows.details import describe
     from workflows.jobs import GRAPH_PATCH, LANE_RETRY, PREPARE_SLEEP, RECALL_PATCH, Job, jobs_for
-    from workflows.state import LaneState
+    from workflows.state import LaneState, MemoryWorkflowInput
     from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
 
 __all__ = ["EVENTS_SIGNAL", "LaneState", "MemoryWorkflow", "MemoryWorkflowInput", "workflow_id"]
 
 # Bookkeeping reads and writes a few rows: a worker that died holding one is noticed quickly.
 LANE_TIMEOUT = timedelta(seconds=10)
-
-
-@dataclass(frozen=True)
-class MemoryWorkflowInput:
-    tenant_id: str
-    memory_id: str
-    state: LaneState = field(default_factory=LaneState)
 
 
 @workflow.defn(name=WORKFLOW_TYPE)

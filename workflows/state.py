@@ -1,8 +1,12 @@
-"""What the memory workflow carries from run to run (continue-as-new): counters and the last status."""
+"""What the memory workflow carries from run to run (continue-as-new): counters and the last status.
+
+Defined outside the workflow's module, which the sandbox imports afresh for every workflow it starts: here the
+classes are one per process, so the converter's cached validator for them serves every memory's workflow.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from temporalio import workflow
@@ -10,7 +14,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from engine.lane_types import MemoryStatus
 
-__all__ = ["LaneState"]
+__all__ = ["LaneState", "MemoryWorkflowInput"]
 
 
 @dataclass
@@ -24,3 +28,10 @@ class LaneState:
     status: MemoryStatus | None = None
     # The user message whose sleep the lane last tried to prepare (so a parked one is not retried in a loop).
     sleep_tried_for: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MemoryWorkflowInput:
+    tenant_id: str
+    memory_id: str
+    state: LaneState = field(default_factory=LaneState)

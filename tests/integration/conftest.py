@@ -18,10 +18,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from cli.worker import build_worker
+from config.converter import lethe_data_converter
 from config.settings import Settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres
@@ -52,7 +52,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         port=free_port(),
         ui=False,
         search_attributes=sa.ALL,
-        data_converter=pydantic_data_converter,
+        data_converter=lethe_data_converter,
     )
     yield env
     await env.shutdown()

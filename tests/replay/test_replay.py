@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from config.converter import lethe_data_converter
 from workflows.memory import MemoryWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -24,6 +24,6 @@ def test_histories_are_recorded() -> None:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_recorded_history_replays(path: Path) -> None:
-    replayer = Replayer(workflows=[MemoryWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[MemoryWorkflow], data_converter=lethe_data_converter)
     history = WorkflowHistory.from_json(f"memory/replay/{path.stem}", path.read_text())
     await replayer.replay_workflow(history)

@@ -22,10 +22,10 @@ from pathlib import Path
 import httpx
 import pytest
 from temporalio.client import WorkflowExecutionStatus
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from cli.worker import build_judge, build_worker
+from config.converter import lethe_data_converter
 from config.settings import Settings
 from config.temporal import connect_temporal
 from providers.judge import Judge
@@ -60,7 +60,7 @@ class OwnTemporal:
         self.env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=str(Path(sys.executable).parent / "temporal"), port=self.port, ui=False,
             dev_server_database_filename=self.db_file, search_attributes=sa.ALL,
-            data_converter=pydantic_data_converter,
+            data_converter=lethe_data_converter,
             dev_server_extra_args=["--dynamic-config-value",
                                    f"limit.historyCount.suggestContinueAsNew={SUGGEST_CONTINUE_AS_NEW_AFTER}"],
         )

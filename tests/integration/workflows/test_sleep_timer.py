@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import text
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from cli.worker import build_worker
+from config.converter import lethe_data_converter
 from config.settings import Settings
 from store.db import Database
 from tests.integration.workflows.lane_support import add_turn, new_tenant, signal, sleeps_prepared, unprocessed
@@ -33,7 +33,7 @@ TALK = "We are planning the pricing page launch; legal must review the refund li
 async def skipping() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
-        data_converter=pydantic_data_converter,
+        data_converter=lethe_data_converter,
     )
     # The test server lists nothing, so add every attribute directly.
     await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
