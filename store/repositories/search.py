@@ -113,7 +113,10 @@ def _words_statement(kind: Kind, identifiers: int) -> Select[Any]:
     a statement is Python work the hot path would otherwise pay for every search, about as much as the query."""
     model, text_column, live = _table(kind)
     language = cast(bindparam("language"), REGCONFIG)
-    tsquery = func.websearch_to_tsquery(language, bindparam("query"))
+    # Every word of the query once: a message repeats its words ("the" a dozen times), and the index pays for each
+    # repeat without the match changing. Plain words, as the words of a message are meant: no search operators.
+    words = func.array_to_string(func.tsvector_to_array(func.to_tsvector(language, bindparam("query"))), " ")
+    tsquery = func.plainto_tsquery(language, words)
     # As a phrase of the same tokens the note was indexed by: a whole identifier (LTH-5, not LTH-512), looked up
     # in the word index. A substring scan of the text costs a recheck of every note sharing its trigrams.
     phrases = [func.phraseto_tsquery(language, bindparam(f"identifier_{n}")) for n in range(identifiers)]
