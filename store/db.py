@@ -61,12 +61,12 @@ class Database:
     """
 
     def __init__(self, url: str, *, pool_size: int = 10, role: str | None = None, strict: bool = False,
-                 pool_timeout: float = 30.0) -> None:
+                 pool_timeout: float = 30.0, pre_ping: bool = True) -> None:
         if not url:
             raise ValueError("database url is empty: set LETHE_DATABASE_URL or use `lethe dev`")
         self.url = url
         self.engine: AsyncEngine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout, pool_pre_ping=True,
+            url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout, pool_pre_ping=pre_ping,
             # A failed statement's error would otherwise quote its parameters: message content, into logs.
             hide_parameters=True,
             # JSONB cannot hold NUL: strings are escaped on the way in and back (store/nul.py).
