@@ -69,9 +69,11 @@ def create_app(options: GatewayOptions) -> FastAPI:
             await db.dispose()
 
     app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
-    # A server span per request (exported only when the process installed a tracer provider); decorate's span
-    # is the root the lane's jobs join. Not one span per ASGI message: a proxied stream would make one per chunk.
-    FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,readyz,metrics", exclude_spans=["receive", "send"])
+    if options.tracing:
+        # A server span per request; decorate's span is the root the lane's jobs join. Not one span per ASGI
+        # message: a proxied stream would make one per chunk.
+        FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,readyz,metrics",
+                                           exclude_spans=["receive", "send"])
     install_error_handlers(app)
     install_openapi(app)
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes, idle_seconds=options.body_idle_seconds)

@@ -45,6 +45,9 @@ class GatewayOptions:
     upstream_url_header: bool = True
     # Recall for new user messages (its embedder and judge built by the caller); None: recall is off.
     recaller: Recaller | None = None
+    # A server span per request. `lethe gateway` and `lethe dev` turn it on only when spans are exported: the
+    # instrumentation costs every call most of a millisecond even when nothing records its spans.
+    tracing: bool = True
 
     @property
     def admin_enabled(self) -> bool:

@@ -12,7 +12,7 @@ from api.recall import Recaller
 from cli.worker import build_embedder, build_judge
 from config.mechanism import mechanism_config
 from config.settings import Settings
-from config.telemetry import configure_tracing
+from config.telemetry import configure_tracing, tracing_enabled
 from config.temporal import connect_temporal
 
 __all__ = ["build_app", "gateway_options"]
@@ -47,6 +47,7 @@ def gateway_options(settings: Settings) -> GatewayOptions:
         upstream_timeout_seconds=settings.upstream_timeout_seconds,
         upstream_url_header=settings.upstream_url_header,
         recaller=build_recaller(settings),
+        tracing=tracing_enabled(settings),
     )
 
 

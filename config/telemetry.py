@@ -16,15 +16,20 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 
 from config.settings import Settings
 
-__all__ = ["configure_tracing", "temporal_interceptors"]
+__all__ = ["configure_tracing", "temporal_interceptors", "tracing_enabled"]
 
 log = logging.getLogger(__name__)
 _installed: list[TracerProvider] = []
 
 
+def tracing_enabled(settings: Settings) -> bool:
+    """Whether spans are exported at all (`LETHE_OTLP_ENDPOINT` or `LETHE_TRACE_CONSOLE`)."""
+    return bool(settings.otlp_endpoint or settings.trace_console)
+
+
 def configure_tracing(settings: Settings, *, service: str) -> TracerProvider | None:
     """Install the process's tracer provider when export is configured; None leaves tracing off."""
-    if not settings.otlp_endpoint and not settings.trace_console:
+    if not tracing_enabled(settings):
         return None
     if _installed:  # `lethe dev` runs the gateway and the worker in one process: one provider for both
         return _installed[0]
