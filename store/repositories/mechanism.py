@@ -217,7 +217,7 @@ async def merged_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int,
         .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.merged_into.is_not(None),
                FactRow.changed_version > changed_after)
     )
-    return dict(rows.tuples().all())
+    return {key: into for key, into in rows}
 
 
 async def add_traces(session: AsyncSession, *, tenant_id: str, memory_pk: int, traces: Iterable[Trace]) -> int:

@@ -1,6 +1,7 @@
 """A conversation at a small ceiling, the model answering every note ask: a fact from its first turns is sealed,
-then forgotten, and a question about it long after brings it back in the recall block, just before the
-question; a fact still in the facts block is not repeated there."""
+then forgotten, and a question about it long after has it in front of the model in a recall block (the
+question's own, or an earlier turn's still in view, which recall does not repeat); a fact still in the facts
+block is not repeated there."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import httpx
 
 from store.db import Database
-from tests.integration.recall.talk import Note, Talk, auth, facts_block, recall_blocks
+from tests.integration.recall.talk import Note, Talk, auth, facts_block, lane_idle, recall_blocks
 from tests.integration.workflows.lane_support import scalar
 from tests.support import eventually
 
@@ -47,6 +48,10 @@ async def _forgotten(http: httpx.AsyncClient, key: str, memory_id: str) -> bool:
     state: dict[str, Any] = (await http.get(f"/v1/memories/{memory_id}", headers=auth(key))).json()
     return any(e["state"] == "forgotten" for e in state["episodes"]) and "ZX-4471" not in (state["facts_block"] or "")
 
+async def _episodes(http: httpx.AsyncClient, key: str) -> list[tuple[str, int, int]]:
+    state: dict[str, Any] = (await http.get("/v1/memories/long", headers=auth(key))).json()
+    return [(e["state"], e["first_turn"], e["last_turn"]) for e in state["episodes"]]
+
 async def test_a_forgotten_fact_comes_back_and_the_facts_block_is_not_repeated(
     recall_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
@@ -61,8 +66,11 @@ async def test_a_forgotten_fact_comes_back_and_the_facts_block_is_not_repeated(
     notes.os_next = True
     while OS["note"] not in facts_block(talk.decorations[-1]["request"]):
         turn += 1
-        assert turn < 90, "the OS fact never reached the facts block"
+        assert turn < 90, f"the OS fact never reached the facts block: {await _episodes(recall_http, key)}"
         await talk.turn(_chatter(turn), f"Filed box {turn * 13}.")
+        # A person's next message comes after the lane has taken this one (cut, note asks, sealing): on a loaded
+        # machine a lane many turns behind would hold back the note ask this loop waits for.
+        await lane_idle(db, tenant_id)
     # The lane has brought the deploy code into the graph (it may still be busy with later turns).
     for fact in (CODE, OS):
         await eventually(lambda n=fact["note"]: scalar(  # type: ignore[misc]
@@ -72,12 +80,17 @@ async def test_a_forgotten_fact_comes_back_and_the_facts_block_is_not_repeated(
     question = "Quick check before I deploy: what is the staging server deploy code, and which OS does it run?"
     asked = await talk.turn(question, "Thanks.")
     request = asked["request"]
-    index, block = recall_blocks(request)[-1]
-    assert request["messages"][index + 1] == {"role": "user", "content": question}
-    assert "ZX-4471" in block, block
+    blocks = recall_blocks(request)
+    # Each block stands just before the user message it was recalled for. The question has a block of its own
+    # unless all it touches is in view already.
+    assert all(request["messages"][i + 1]["role"] == "user" for i, _ in blocks), blocks
+    shown = "\n".join(block for _, block in blocks)
+    # The deploy code is back in front of the model, once: in this question's block, or in an earlier turn's
+    # block still in view (which recall does not repeat; distill keeps it there, the question being what
+    # followed that turn).
+    assert shown.count("ZX-4471") == 1, shown
     # The OS is in front of the model once: in the facts block, and then recall does not repeat it, or (when
-    # this very call's fade forgot it) in the recall block.
-    assert (OS["note"] in facts_block(request)) != (OS["note"] in block), (facts_block(request), block)
-    print("OS IN FACTS BLOCK", OS["note"] in facts_block(request))
+    # a fade has forgotten it since) in a recall block.
+    assert facts_block(request).count(OS["note"]) + shown.count(OS["note"]) == 1, (facts_block(request), shown)
     # Its lane may still be busy with the turns above: erased, it leaves the shared worker to other tests.
     assert (await recall_http.delete("/v1/memories/long", headers=auth(key))).status_code == 200
