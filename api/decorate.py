@@ -7,6 +7,7 @@ memory's workflow, after commit, that there is work.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
@@ -72,49 +73,58 @@ async def decorate(
     the ceiling; either way nothing is stored."""
     call = _Call.of(body, idempotency_key)
     started = time.perf_counter()
-    # Before the lock: the searches and the walk take tens of milliseconds the memory's lock need not wait for.
-    found = None
-    if ctx.recaller is not None:
-        found = await ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history)
-    recalled = time.perf_counter()
-    async with ctx.db.session() as session, session.begin():
-        memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
-        locked = time.perf_counter()
-        if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
-            return replay
-        now = clock.advance(memory)
-        history, stored = await _store_new_messages(ctx, session, call, tenant_id=tenant_id, memory=memory, now=now)
-        known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
-        read = time.perf_counter()
-        plan = await _plan(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history, known=known,
-                           now=now, found=_for_new_message(found, stored))
-        planned = time.perf_counter()
-        await _save_plan(session, plan, tenant_id=tenant_id, memory=memory, now=now)
-        if plan.recall_block is not None and plan.recall_seq is not None and found is not None:
-            recall.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
-                              before_seq=plan.recall_seq, text=plan.recall_block, items=plan.recall_items,
-                              provenance=found.provenance, at=now)
-        answer = _answer(session, call, plan, stored, tenant_id=tenant_id, memory=memory, now=now)
+    # Recall runs alongside the locked part: its searches and walk wait on Postgres and the embedder while this
+    # call stores its messages and reads the memory, so the agent waits for the longer of the two, not both.
+    # It reads only what is committed (the turn before), as it would have before the lock.
+    finding = asyncio.ensure_future(
+        ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history)
+    ) if ctx.recaller is not None else None
+    try:
+        async with ctx.db.session() as session, session.begin():
+            memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
+            locked = time.perf_counter()
+            if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
+                return replay
+            now = clock.advance(memory)
+            history, stored = await _store_new_messages(ctx, session, call, tenant_id=tenant_id, memory=memory,
+                                                        now=now)
+            known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
+            read = time.perf_counter()
+            found = await finding if finding is not None else None
+            recalled = time.perf_counter()
+            plan = await _plan(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history,
+                               known=known, now=now, found=_for_new_message(found, stored))
+            planned = time.perf_counter()
+            await _save_plan(session, plan, tenant_id=tenant_id, memory=memory, now=now)
+            if plan.recall_block is not None and plan.recall_seq is not None and found is not None:
+                recall.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
+                                  before_seq=plan.recall_seq, text=plan.recall_block, items=plan.recall_items,
+                                  provenance=found.provenance, at=now)
+            answer = _answer(session, call, plan, stored, tenant_id=tenant_id, memory=memory, now=now)
+    finally:
+        if finding is not None and not finding.done():
+            # A replay or a failure before recall was needed: its work is not waited for.
+            finding.cancel()
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
     ctx.memories.put(tenant_id, memory.id, CachedMemory(history, known))
-    _log_if_slow(memory_id, started, recalled, locked, read, planned)
+    _log_if_slow(memory_id, started, locked, read, recalled, planned)
     return answer
 
 
 def _log_if_slow(memory_id: str, *marks: float) -> None:
-    """A decorate over `SLOW_SECONDS` says where its time went: recall, the wait for the memory's row lock (which
-    the lane's writes take too), and under it: storing the new messages and reading what changed, the engine's
-    plan, saving it and the answer."""
+    """A decorate over `SLOW_SECONDS` says where its time went: the wait for the memory's row lock (which the
+    lane's writes take too), and under it: storing the new messages and reading what changed, then waiting for
+    recall (which ran alongside), the engine's plan, saving it and the answer."""
     ended = time.perf_counter()
-    started, recalled, locked, read, planned = marks
+    started, locked, read, recalled, planned = marks
     if ended - started < SLOW_SECONDS:
         return
     ms = {name: round((b - a) * 1000, 1) for name, a, b in (
-        ("total_ms", started, ended), ("recall_ms", started, recalled), ("lock_wait_ms", recalled, locked),
-        ("reading_ms", locked, read), ("planning_ms", read, planned), ("saving_ms", planned, ended))}
-    log.warning("slow decorate of %s: %s ms (recall %s, waiting for the memory's lock %s, then reading %s, "
-                "planning %s, saving %s)", memory_id, *ms.values(), extra={"memory_id": memory_id, **ms})
+        ("total_ms", started, ended), ("lock_wait_ms", started, locked), ("reading_ms", locked, read),
+        ("recall_wait_ms", read, recalled), ("planning_ms", recalled, planned), ("saving_ms", planned, ended))}
+    log.warning("slow decorate of %s: %s ms (waiting for the memory's lock %s, then reading %s, waiting for "
+                "recall %s, planning %s, saving %s)", memory_id, *ms.values(), extra={"memory_id": memory_id, **ms})
 
 
 async def _replay(session: AsyncSession, call: _Call, *, tenant_id: str, memory_id: str) -> bytes | None:

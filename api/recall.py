@@ -105,6 +105,8 @@ class Recaller:
     # Failing the deadline: this many of the fused hits, facts and passages, as they are.
     hits: int = 6
     passage_hits: int = 2
+    # With a walk prepared: facts one step across the best hits' entities, nearest the message.
+    bridges: int = 3
 
     async def find(self, db: Database, *, tenant_id: str, memory_id: str,
                    history: Sequence[Mapping[str, Any]]) -> Found | None:
@@ -122,8 +124,12 @@ class Recaller:
         # (a cancelled query's rollback) on its own, so that unwinding never counts against the deadline.
         # The fetch of what a cut-short search found needs a moment of its own inside the deadline.
         finding = asyncio.ensure_future(self._find(db, tenant_id, memory_id, history, text, progress))
-        await asyncio.wait({finding}, timeout=max(0.0, ends - self.deadline_seconds * FETCH_SHARE
-                                                  - loop.time()))
+        try:
+            await asyncio.wait({finding}, timeout=max(0.0, ends - self.deadline_seconds * FETCH_SHARE
+                                                      - loop.time()))
+        except asyncio.CancelledError:
+            _abandon(finding)  # the decorate went without recall (a replay): nor does its search go on
+            raise
         if finding.done():
             return finding.result()
         _abandon(finding)
@@ -156,72 +162,87 @@ class Recaller:
                     text: str, progress: _Progress) -> Found | None:
         scope = UsageScope(tenant_id, memory_id)
         rules = self.config.walk_rules()
-        async with db.session() as session:
-            known = await recall.memory_turn(session, tenant_id=tenant_id, memory_id=memory_id)
-            if known is None or not await recall.has_recallable(session, tenant_id=tenant_id, memory_pk=known[0]):
-                return None
-            pk, last_turn = known
-            prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk, for_turn=last_turn + 1)
-            progress.pk = pk
-            progress.mark("memory read")
-            progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
-            parts = split_parts(text)
-            dialogue = _dialogue(history)
-            # A request holding only the new message has no recent conversation beyond it: searching the
-            # dialogue would repeat the message's own searches.
-            talk = [dialogue] if sum(item_kind(m) != "instruction" for m in history[-DIALOGUE_ITEMS:]) > 1 else []
-            # The message and the dialogue are embedded in their parts (CPU, in a thread, while the searches that
-            # need no vectors run), and the vector of each whole pooled from its parts': the parts are searched
-            # anyway, the dialogue's are what the walk's judge reads next (so they are cached for it), and a
-            # sentence the conversation repeats is embedded once, not again inside every whole.
-            talk_parts = split_parts(dialogue) if talk else []
-            embedding = asyncio.ensure_future(self.embedder.embed([*parts, *talk_parts], scope=scope))
+        parts = split_parts(text)
+        # The message's parts are embedded from the start (CPU, in a thread, while the memory is read and the
+        # searches that need no vectors run), the vector of the whole pooled from its parts': the parts are
+        # searched anyway, and a sentence the conversation repeats is embedded once.
+        embedding = asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
+        talk_embedding: asyncio.Future[Any] | None = None
+        async with db.session() as session, db.session() as passages_session:
             try:
+                known = await recall.memory_turn(session, tenant_id=tenant_id, memory_id=memory_id)
+                if known is None or not await recall.has_recallable(session, tenant_id=tenant_id,
+                                                                    memory_pk=known[0]):
+                    return None
+                pk, last_turn = known
+                prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk,
+                                                      for_turn=last_turn + 1)
+                progress.pk = pk
+                progress.mark("memory read")
+                progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}
+                dialogue = _dialogue(history)
+                # The recent conversation is searched too, unless a walk was prepared from it (then the message
+                # adds only its own searches) or the request holds only the new message (it would repeat them).
+                talk = [dialogue] if prepared is None and \
+                    sum(item_kind(m) != "instruction" for m in history[-DIALOGUE_ITEMS:]) > 1 else []
+                # The dialogue's parts are what the walk's judge reads next (so they are cached for it).
+                talk_parts = split_parts(dialogue) if talk else []
+                if talk_parts:
+                    talk_embedding = asyncio.ensure_future(self.embedder.embed(talk_parts, scope=scope))
                 await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
                                       parts=parts if len(parts) > 1 else [], language=self.language,
                                       into=progress.searched)
                 progress.mark("words searched")
                 vectors = await embedding
+                talk_vectors = [pooled(talk_parts, await talk_embedding)] if talk_embedding is not None else []
                 progress.embedded = True
                 progress.mark("message embedded")
             finally:
                 embedding.cancel()
-            queries = [Query(p, v) for p, v in zip(parts, vectors[:len(parts)], strict=True)]
-            whole = pooled(parts, vectors[:len(parts)])
-            talk_vectors = [pooled(talk_parts, vectors[len(parts):])] if talk_parts else []
+                if talk_embedding is not None:
+                    talk_embedding.cancel()
+            queries = [Query(p, v) for p, v in zip(parts, vectors, strict=True)]
+            whole = pooled(parts, vectors)
             await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[whole, *talk_vectors],
-                                    parts=queries, into=progress.searched)
+                                    parts=queries, into=progress.searched, passages_session=passages_session)
             candidates = progress.searched.candidates()
             progress.searches_done = True
             progress.mark("meaning searched")
-        # The message's own hits are walked (a fact they lead to through a bridge is what a two-hop question
-        # needs); the prepared walk's kept facts stand as rated and are not rated again.
-        fresh = set(candidates.facts[:rules.per_step])
-        known_kept = {k: v for k, v in progress.kept.items() if k not in fresh}
+            if prepared is not None:
+                # Seed 001: the message finds the walk ready and adds its own search hits, unjudged (the judge
+                # may rate a paraphrase every search ranks first as only tangential). The judge's walk is
+                # left to the lane; one step across the entities of the best hits, nearest the message, keeps
+                # the bridge a two-hop question needs. Order: the best hits, their bridges, the other hits,
+                # then the prepared walk's facts (rated against the turn before), so a tight budget trims
+                # those first.
+                hits = candidates.facts[:self.hits]
+                across = await recall.bridges(session, tenant_id=tenant_id, memory_pk=pk,
+                                              fact_ids=hits[:HITS_FIRST], vector=whole, limit=self.bridges)
+                facts = list(dict.fromkeys([*hits[:HITS_FIRST], *across, *hits,
+                                            *kept_in_order(progress.kept, rules)]))
+                return Found(text, await _read_items(session, tenant_id, pk, facts,
+                                                     candidates.passages[:self.passage_hits], candidates),
+                             "prepared")
+        # No walk prepared: the message's own hits are walked (a fact they lead to through a bridge is what a
+        # two-hop question needs).
         levels, passage_levels = await walk_candidates(
             db, self.judge, self.embedder, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
-            candidates=candidates, known=known_kept, scope=scope)
-        own = kept_in_order({k: v for k, v in levels.items() if k not in known_kept}, rules)
+            candidates=candidates, known={}, scope=scope)
+        facts = kept_in_order(levels, rules)
         passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
-        if prepared is None:
-            facts = own
-        else:
-            # A walk was prepared: the message's own search hits are added to it as they are (seed 001,
-            # "Recall"), because the judge may rate a paraphrase every search ranks first as only tangential.
-            # Order: the best hits, what the message's walk kept, the other hits, then the prepared walk's facts
-            # (rated against the turn before), so a tight budget trims those first.
-            hits = candidates.facts[:self.hits]
-            facts = list(dict.fromkeys([*hits[:HITS_FIRST], *own, *hits, *kept_in_order(known_kept, rules)]))
-            passages = list(dict.fromkeys([*passages, *candidates.passages[:self.passage_hits]]))
-        items = await self._items(db, tenant_id, pk, facts, passages, candidates)
-        return Found(text, items, "prepared" if prepared is not None else "inline")
+        return Found(text, await self._items(db, tenant_id, pk, facts, passages, candidates), "inline")
 
     async def _items(self, db: Database, tenant_id: str, pk: int, fact_ids: Sequence[int],
                      passage_ids: Sequence[int], candidates: Candidates) -> list[Recalled]:
         async with db.session() as session:
-            facts = await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=fact_ids)
-            passages = await recall.passages_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids)
-        return ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of)
+            return await _read_items(session, tenant_id, pk, fact_ids, passage_ids, candidates)
+
+
+async def _read_items(session: Any, tenant_id: str, pk: int, fact_ids: Sequence[int], passage_ids: Sequence[int],
+                      candidates: Candidates) -> list[Recalled]:
+    facts = await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=fact_ids)
+    passages = await recall.passages_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids)
+    return ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of)
 
 
 def ranked_items(fact_ids: Sequence[int], facts: Mapping[int, Any], passage_ids: Sequence[int],
