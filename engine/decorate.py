@@ -28,6 +28,7 @@ from engine.episodes import Episode, EpisodeState, Transition, seal
 from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import (
+    FadePlan,
     apply_transitions,
     ceiling_passed,
     fade_in_progress,
@@ -295,18 +296,27 @@ def decorate(
     new_episodes: list[Episode] = []
     projected = sizes.of(episodes)
     if not fade_in_progress(episodes) and (sleep_due or projected > budget.budget):
-        new_episodes = cut_closed(
-            units, episodes, turn=turn, scores=boundary_scores or {}, max_tokens=config.episode_max(budget.budget),
-            min_units=config.episode_min_units,
-            judged_only=boundary_scores is not None and not ceiling_passed(fixed.tokens + projected, budget.ceiling),
-        )
-        episodes = sorted(episodes + new_episodes, key=lambda e: e.first_seq)
-        plan = plan_fade(
-            episodes,
-            activations=episode_activations(episodes, [*memory.traces, *map(encoding_trace, new_episodes)], now),
-            view_tokens=projected, landing=budget.landing, current_turn=turn,
-            facts_block_tokens=sizes.facts_block, reason="sleep" if sleep_due else "fade",
-        )
+        before = list(episodes)
+
+        def cut_and_plan(judged_only: bool) -> tuple[list[Episode], list[Episode], FadePlan]:
+            cut = cut_closed(units, before, turn=turn, scores=boundary_scores or {},
+                             max_tokens=config.episode_max(budget.budget), min_units=config.episode_min_units,
+                             judged_only=judged_only)
+            joined = sorted(before + cut, key=lambda e: e.first_seq)
+            return cut, joined, plan_fade(
+                joined,
+                activations=episode_activations(joined, [*memory.traces, *map(encoding_trace, cut)], now),
+                view_tokens=projected, landing=budget.landing, current_turn=turn,
+                facts_block_tokens=sizes.facts_block, reason="sleep" if sleep_due else "fade",
+            )
+
+        judged = boundary_scores is not None and not ceiling_passed(fixed.tokens + projected, budget.ceiling)
+        new_episodes, episodes, plan = cut_and_plan(judged)
+        if judged and plan.projected_view > budget.budget:
+            # What the lane has scored cannot take the view under the budget: waiting for the rest, the next call
+            # could pass the ceiling, and what leaves then leaves unasked, its facts never written. The cut goes
+            # by sizes now, while what it picks can still be asked for (docs/cutting.md).
+            new_episodes, episodes, plan = cut_and_plan(False)
         episodes = apply_transitions(episodes, plan.transitions)
         transitions += plan.transitions
         projected = plan.projected_view

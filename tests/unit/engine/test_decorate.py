@@ -200,12 +200,17 @@ def test_a_cut_goes_only_as_far_as_the_lane_has_judged() -> None:
     assert max(e.last_turn for e in scored.new_episodes) == last_closed
 
 
-def test_nothing_judged_is_cut_unless_the_ceiling_would_be_passed() -> None:
+def test_a_lane_behind_is_waited_for_only_while_what_it_judged_can_take_the_view_under_the_budget() -> None:
     items = long_conversation()
     messages = stored(items)
-    waits = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
-                     boundary_scores={})
-    assert waits.new_episodes == () and waits.estimated_tokens <= waits.budget.ceiling
+    # The lane has scored nothing: waiting for it, the next call could pass the ceiling, and what left then would
+    # leave unasked, its facts never written. Sizes cut now, and every episode picked is asked for.
+    behind = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
+                      boundary_scores={})
+    assert behind.new_episodes and behind.estimated_tokens <= behind.budget.ceiling
+    picked = [t for t in behind.transitions if t.before is EpisodeState.LIVE]
+    assert picked and all(t.after is EpisodeState.LEAVING for t in picked), picked
+    assert behind.note_ask_turns is not None and behind.projected_view <= behind.budget.landing
     # A lane far behind (or down) must not let the request pass the hard limit: sizes alone cut then.
     tight = replace(SMALL, ceiling_tokens=3_000)
     forced = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=tight,
