@@ -9,7 +9,13 @@ in interleaved rounds, each sending only its new message: server time from the g
 and the client's time.
 
     .venv/bin/python bench/hot_path.py [--sizes 1000 10000 100000] [--ceilings 0 32000] [--samples 200] \
-        [--recall on|off]
+        [--recall on|off] [--facts N] [--think SECONDS]
+
+`--facts N` gives each grown memory N more facts in its graph before the timing (written straight into it as
+`bench/hot_path_recall.py` writes them, each with its own embedding: what a long memory's lane would have
+put there), so recall on against recall off compares decorates with a large graph to search. `--think S`
+pauses S seconds after each timed turn, as the model's next call and the user's next message would: the lane
+then prepares recall's walk for the next message, which back-to-back turns never give it time to do.
 
 (ceiling 0 is the default, LETHE_CEILING_TOKENS unset). Prints a table, writes bench/results/hot_path.json and
 bench/results/hot_path.png (latency against size, log scale).
@@ -22,6 +28,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -149,8 +156,31 @@ def grow(conversation: Conversation, size: int, per_call: int, tail: int = 200) 
 ROUNDS = 5
 
 
+def add_facts(stack: Stack, memory_ids: list[str], count: int) -> None:
+    """`count` facts straight into each memory's graph (see the module's docstring)."""
+    import asyncio
+
+    from hot_path_recall import _add_facts
+    from sqlalchemy import text
+
+    from store.db import Database
+
+    async def write() -> None:
+        db = Database(stack.postgres_url().replace("postgresql://", "postgresql+asyncpg://", 1))
+        try:
+            for memory_id in memory_ids:
+                async with db.session() as session:
+                    tenant = (await session.execute(text("SELECT tenant_id FROM memories WHERE memory_id = :m"),
+                                                    {"m": memory_id})).scalar_one()
+                await _add_facts(db, tenant, memory_id, count, seed=1)
+        finally:
+            await db.dispose()
+
+    asyncio.run(write())
+
+
 def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: float = 20,
-        tail: int = 200) -> list[dict[str, Any]]:
+        tail: int = 200, facts: int = 0, think: float = 0.0) -> list[dict[str, Any]]:
     """Grow one memory per size, then time them in interleaved rounds, so the machine's load (and the lane
     still working through the imports) falls on every size alike."""
     conversations: dict[int, Conversation] = {}
@@ -166,6 +196,9 @@ def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: floa
             print(f"  ceiling {ceiling}: grew {size:,} messages in {grown[size]['grow_seconds']} s "
                   f"(slowest call {conversation.slowest_ms:.0f} ms, {conversation.slowest_call})", flush=True)
             conversation.slowest_ms, conversation.slowest_call = 0.0, ""  # from here on: the timed turns
+        if facts:
+            add_facts(stack, [c.memory_id for c in conversations.values()], facts)
+            print(f"  ceiling {ceiling}: {facts:,} facts added to each memory's graph", flush=True)
         lane_s = wait_for_lane(stack, settle)
         times = {size: {"decorate": [], "report": [], "turn": []} for size in sizes}
         for _ in range(ROUNDS):
@@ -176,6 +209,7 @@ def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: floa
                     times[size]["turn"].append((time.perf_counter() - before) * 1000)
                     times[size]["decorate"].append(d)
                     times[size]["report"].append(r)
+                    time.sleep(think)
         rows = []
         for size in sizes:
             conversation = conversations[size]
@@ -188,12 +222,15 @@ def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: floa
                 # Decorate and report of one turn as the agent waits for them: both round trips, client side.
                 "turn_client_ms": summary(times[size]["turn"]),
                 "slowest_call_ms": round(conversation.slowest_ms, 1), "slowest_call": conversation.slowest_call,
+                # How each stored recall block was made: `prepared` (the lane's walk was ready), `inline`, ...
+                "recall_provenance": dict(Counter(b["provenance"] for b in state.get("recall_blocks") or [])),
             }
             rows.append(row)
             d, r = row["decorate_ms"], row["report_ms"]
             print(f"  ceiling {ceiling}: {row['stored_messages']:>6} messages ({row['episodes']} episodes, "
                   f"{row['facts']} facts): decorate p50 {d['p50']} p90 {d['p90']} p99 {d['p99']} max {d['max']} ms; "
-                  f"report p50 {r['p50']} p99 {r['p99']} ms; slowest timed call {row['slowest_call_ms']} ms",
+                  f"report p50 {r['p50']} p99 {r['p99']} ms; slowest timed call {row['slowest_call_ms']} ms; "
+                  f"recall blocks {row['recall_provenance']}",
                   flush=True)
     return rows
 
@@ -223,6 +260,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=20, help="longest wait for the lane before timing")
     parser.add_argument("--recall", choices=["on", "off"], default="on",
                         help="recall for each new user message (LETHE_RECALL); off times decorate without it")
+    parser.add_argument("--facts", type=int, default=0, help="facts added to each memory's graph before timing")
+    parser.add_argument("--think", type=float, default=0.0, help="seconds between one timed turn and the next")
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     for ceiling in args.ceilings:
@@ -230,7 +269,8 @@ def main() -> None:
         if ceiling:
             env["LETHE_CEILING_TOKENS"] = str(ceiling)
         with running_stack("lethe-bench-hot-", **env) as stack:
-            rows += run(stack, args.sizes, args.samples, ceiling or DEFAULT_CEILING, args.settle)
+            rows += run(stack, args.sizes, args.samples, ceiling or DEFAULT_CEILING, args.settle, facts=args.facts,
+                        think=args.think)
     write(rows, args.samples)
 
 
