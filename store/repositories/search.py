@@ -116,10 +116,13 @@ def _words_statement(kind: Kind, identifiers: int) -> Select[Any]:
     # Every word of the query once: a message repeats its words ("the" a dozen times), and the index pays for each
     # repeat without the match changing. Plain words, as the words of a message are meant: no search operators.
     words = func.array_to_string(func.tsvector_to_array(func.to_tsvector(language, bindparam("query"))), " ")
-    tsquery = func.plainto_tsquery(language, words)
+    # Each query a scalar subquery: computed once per search, where a function of the query in the row filter
+    # would be computed again for every row the plan reads (parsing the whole message ten thousand times).
+    tsquery = select(func.plainto_tsquery(language, words)).scalar_subquery()
     # As a phrase of the same tokens the note was indexed by: a whole identifier (LTH-5, not LTH-512), looked up
     # in the word index. A substring scan of the text costs a recheck of every note sharing its trigrams.
-    phrases = [func.phraseto_tsquery(language, bindparam(f"identifier_{n}")) for n in range(identifiers)]
+    phrases = [select(func.phraseto_tsquery(language, bindparam(f"identifier_{n}"))).scalar_subquery()
+               for n in range(identifiers)]
     # A subquery with a limit is not merged into the ranking query: the index finds the matches, the heap scan
     # stops at the limit, and only those are ranked.
     matched = (
