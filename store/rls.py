@@ -7,13 +7,31 @@ Policies bind the role the gateway and worker act as (`lethe_app`, `SET ROLE` on
 that owns the tables (migrations, `lethe tenant`) is not bound by them.
 
 A migration adding a tenant table calls `protect(op, "table")` so the wall covers it too.
+
+Recall's searches read through views that apply the same wall themselves (`searchable_view_sql`). Under a
+policy Postgres checks the policy first and a condition that is not leakproof after it, row by row: a full-text
+match (`@@`) cannot use its index then, so a search by words read every one of a memory's facts and passages.
+A view owned by the tables' owner is not bound by the policy, and a plain view (not a security barrier) lets the
+planner take the word index first and the tenant's condition with it. Such a view is only as tight as the
+functions in the queries over it (a function of one's own could see rows before the tenant's condition); the
+searches use Postgres's own operators only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["APP_ROLE", "SETTING", "SYSTEM", "grant_sql", "protect", "protect_sql", "role_sql", "unprotect_sql"]
+__all__ = [
+    "APP_ROLE",
+    "SETTING",
+    "SYSTEM",
+    "grant_sql",
+    "protect",
+    "protect_sql",
+    "role_sql",
+    "searchable_view_sql",
+    "unprotect_sql",
+]
 
 APP_ROLE = "lethe_app"
 SETTING = "app.tenant_id"
@@ -67,3 +85,14 @@ def unprotect_sql(table: str) -> list[str]:
 def protect(op: Any, table: str, column: str = "tenant_id") -> None:
     for statement in protect_sql(table, column):
         op.execute(statement)
+
+
+def searchable_view_sql(view: str, table: str, columns: list[str], column: str = "tenant_id") -> list[str]:
+    """A view of `table` showing what its policy would (the bound tenant's rows, or all under `*`), for searches
+    whose conditions the policy would keep off their indexes (see the module's note)."""
+    visible = _VISIBLE.format(column=column)
+    return [
+        f"CREATE OR REPLACE VIEW {view} WITH (security_barrier = false, security_invoker = false) AS "
+        f"SELECT {', '.join(columns)} FROM {table} WHERE {visible}",
+        f"GRANT SELECT ON {view} TO {APP_ROLE}",
+    ]

@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.passages import PassageText
 from engine.recall.fusion import fuse as fuse_ranks
 from store.models import Episode as EpisodeRow
-from store.models import Fact as FactRow
 from store.models import Passage
+from store.models.searchable import SearchableFact, SearchablePassage
 
 __all__ = [
     "Hit",
@@ -85,9 +85,12 @@ async def insert_passages(
 
 
 def _table(kind: Kind) -> tuple[Any, Any, Any]:
+    """What a search reads: the searchable view (store/rls.py: the tenant wall without keeping the word index
+    out), its text, and which rows are live."""
     if kind == "facts":
-        return FactRow, FactRow.note, and_(FactRow.merged_into.is_(None), FactRow.integrated_at.is_not(None))
-    return Passage, Passage.text, literal(True)
+        view = SearchableFact.c
+        return view, view.note, and_(view.merged_into.is_(None), view.integrated_at.is_not(None))
+    return SearchablePassage.c, SearchablePassage.c.text, literal(True)
 
 
 async def search_words(
