@@ -8,7 +8,8 @@ import logging
 import os
 import signal
 import sys
-from typing import NoReturn
+from collections.abc import Coroutine
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -65,6 +66,17 @@ def _require_database(settings: Settings) -> str:
     return settings.database_url
 
 
+def _serving_loop(main: Coroutine[Any, Any, int]) -> int:
+    """Run a process that serves HTTP on uvloop where it is installed: per request its sockets and callbacks cost
+    less than asyncio's own loop (`lethe gateway` gets it from uvicorn, which picks it itself). The worker keeps
+    asyncio's loop, the one Temporal's workflow sandbox is tested on."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
 def _gateway(settings: Settings) -> int:
     import uvicorn
 
@@ -117,7 +129,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "dev":
         from cli.dev import run_dev
 
-        return asyncio.run(run_dev(settings))
+        return _serving_loop(run_dev(settings))
     if args.command == "gateway":
         return _gateway(settings)
     if args.command == "worker":
