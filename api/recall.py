@@ -194,17 +194,24 @@ class Recaller:
                                       into=progress.searched)
                 progress.mark("words searched")
                 vectors = await embedding
-                talk_vectors = [pooled(talk_parts, await talk_embedding)] if talk_embedding is not None else []
                 progress.embedded = True
                 progress.mark("message embedded")
+                queries = [Query(p, v) for p, v in zip(parts, vectors, strict=True)]
+                whole = pooled(parts, vectors)
+                # The message's own searches first: the dialogue's parts (the reply's among them, never embedded
+                # before) can take longer to embed than a deadline leaves, and the message is the most telling.
+                await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[whole], parts=queries,
+                                        into=progress.searched, passages_session=passages_session)
+                if talk_embedding is not None:
+                    progress.mark("message searched by meaning")
+                    # The dialogue's facts only (its passages are those of the message's parts already).
+                    await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk,
+                                            vectors=[None, pooled(talk_parts, await talk_embedding)], parts=[],
+                                            into=progress.searched)
             finally:
                 embedding.cancel()
                 if talk_embedding is not None:
                     talk_embedding.cancel()
-            queries = [Query(p, v) for p, v in zip(parts, vectors, strict=True)]
-            whole = pooled(parts, vectors)
-            await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[whole, *talk_vectors],
-                                    parts=queries, into=progress.searched, passages_session=passages_session)
             candidates = progress.searched.candidates()
             progress.searches_done = True
             progress.mark("meaning searched")
