@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 from recall_conversation import Fact, Question
+from sqlalchemy import text
 
 from api.recall import walk_candidates
 from engine.config import MechanismConfig
@@ -48,7 +49,8 @@ class Diagnosis:
             row = rows[fact.id]
             if row is None:
                 covered = any(first <= fact.turn <= last for first, last in asked)
-                cause = "never written" + ("" if covered else f" (no note ask covered its turn {fact.turn})")
+                cause = "never written" + ("" if covered else f" (no note ask covered its turn {fact.turn}; "
+                                                              f"{asyncio.run(self._left(fact.turn))})")
             elif not row.get("integrated_at"):
                 cause = "written, not yet in the graph"
             elif row.get("merged_into"):
@@ -73,6 +75,25 @@ class Diagnosis:
             lines.append(f"  miss {question.id} ({question.kind}, turn {question.turn}, {made}): "
                          f"{fact.note!r}: {cause}")
         return lines
+
+    async def _left(self, turn: int) -> str:
+        """How the episodes holding `turn` left the view: each state change with its reason, and its asks."""
+        db = Database(self.url, pool_size=1)
+        try:
+            async with db.session() as session:
+                rows = (await session.execute(text(
+                    "SELECT e.episode_key, e.first_turn, e.last_turn, e.asks, e.sealed_without_facts, "
+                    "string_agg(coalesce(t.before, '-') || '>' || t.after || ' by ' || t.reason, ', ' ORDER BY t.id) "
+                    "FROM episodes e JOIN memories m ON m.id = e.memory_pk "
+                    "LEFT JOIN episode_transitions t ON t.memory_pk = e.memory_pk AND t.episode_key = e.episode_key "
+                    "WHERE m.tenant_id = :t AND m.memory_id = :m AND e.first_turn <= :turn AND e.last_turn >= :turn "
+                    "GROUP BY e.id ORDER BY e.first_seq"),
+                    {"t": self.tenant_id, "m": self.memory_id, "turn": turn})).all()
+        finally:
+            await db.dispose()
+        return "; ".join(f"episode {key} (turns {first}-{last}, asked {asks} times"
+                         f"{', sealed without facts' if unasked else ''}): {changes or 'no change'}"
+                         for key, first, last, asks, unasked, changes in rows) or "in no episode"
 
     async def _explain(self, text: str, fact_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
         db = Database(self.url, pool_size=2)
