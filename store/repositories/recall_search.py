@@ -6,7 +6,7 @@ each part; facts and passages each fused by rank. Vectors come from the caller (
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,15 +99,20 @@ async def search_by_meaning(
     """The graph by meaning for the whole message, the dialogue and each part; passages by meaning for each
     part (`vectors`: the whole message's and the dialogue's, None for one not searched). Given a session of
     its own for the passages, the two run at once: each HNSW search is a millisecond or two of Postgres."""
-    facts = _facts_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, vectors=vectors, parts=parts,
-                              into=into)
-    passages = _passages_by_meaning(passages_session or session, tenant_id=tenant_id, memory_pk=memory_pk,
+    def facts() -> Coroutine[Any, Any, None]:
+        return _facts_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, vectors=vectors, parts=parts,
+                                 into=into)
+
+    def passages() -> Coroutine[Any, Any, None]:
+        return _passages_by_meaning(passages_session or session, tenant_id=tenant_id, memory_pk=memory_pk,
                                     whole=vectors[0], parts=parts, into=into)
+
     if passages_session is None:
-        await facts
-        await passages
+        # Each made only when its turn comes: a deadline that cancels the first leaves no coroutine unawaited.
+        await facts()
+        await passages()
     else:
-        await asyncio.gather(facts, passages)
+        await asyncio.gather(facts(), passages())
 
 
 async def _facts_by_meaning(
