@@ -20,6 +20,7 @@ import numpy.typing as npt
 from cachetools import LRUCache
 
 from engine.errors import InvalidInput, ProviderError
+from providers.onnx_int8 import int8_model
 from providers.usage import UsageScope
 
 __all__ = [
@@ -167,7 +168,8 @@ def _local_model_id() -> str:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime's CPU provider: mean pooling over tokens, then L2."""
+    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime's CPU provider: mean pooling over tokens, then L2. Its matrix
+    products run in int8 unless `int8=False` (the packaged graph as it is, in float32)."""
 
     def __init__(
         self,
@@ -177,21 +179,25 @@ class LocalEmbedder:
         max_tokens: int = 256,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
+        int8: bool = True,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if threads < 1 or batch_size < 1 or max_tokens < 8:
             raise InvalidInput("threads and batch_size must be at least 1, max_tokens at least 8")
-        self._batch_size = batch_size
+        # Dynamic quantization scales a run's activations all together, so texts sharing a run would change each
+        # other's vectors: in int8 each text runs alone, which is also faster than padding it into a batch.
+        self._batch_size = 1 if int8 else batch_size
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        source = model_path or _default_model_path()
         try:
-            self._session = ort.InferenceSession(
-                str(model_path or _default_model_path()), options, providers=["CPUExecutionProvider"]
-            )
+            # int8: the products on the CPU's integer instructions (providers/onnx_int8.py), about 3x faster.
+            model: str | bytes = int8_model(Path(source)) if int8 else str(source)
+            self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path or _default_tokenizer_path()))
         except ProviderError:
             raise
@@ -201,7 +207,9 @@ class LocalEmbedder:
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._inputs = {item.name for item in self._session.get_inputs()}
-        self._model_id = _local_model_id() if model_path is None else f"local/{Path(model_path).stem}"
+        # The int8 products give other vectors (cosine about 0.99): another model to the cache.
+        self._model_id = (_local_model_id() if model_path is None else f"local/{Path(model_path).stem}") + \
+            ("/dynamic-int8" if int8 else "")
 
     @property
     def model_id(self) -> str:

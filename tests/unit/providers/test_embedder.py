@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engine.errors import InvalidInput
-from providers.embedder import CachingEmbedder, LocalEmbedder, pooled, prime
+from providers.embedder import CachingEmbedder, LocalEmbedder, _default_model_path, pooled, prime
+from providers.onnx_int8 import int8_model
 from providers.usage import UsageScope
 
 
@@ -21,7 +23,7 @@ async def test_local_vectors_are_384d_unit_and_ordered(local_embedder: CachingEm
 
 
 async def test_model_id_is_stable(local_embedder: CachingEmbedder) -> None:
-    assert local_embedder.model_id == "local/all-MiniLM-L6-v2-onnx-int8"
+    assert local_embedder.model_id == "local/all-MiniLM-L6-v2-onnx-int8/dynamic-int8"
     assert local_embedder.dimensions == 384
 
 
@@ -62,15 +64,32 @@ def test_threads_must_be_positive() -> None:
         LocalEmbedder(threads=0)
 
 
-def test_texts_of_every_length_in_one_call_embed_as_each_would_alone() -> None:
-    """Texts are batched by length (each batch cut to its own longest): a long message's short parts must come
-    out as they would on their own, in their places."""
-    embedder = LocalEmbedder(threads=1, batch_size=4)
+@pytest.mark.parametrize("int8", [True, False])
+def test_texts_of_every_length_in_one_call_embed_as_each_would_alone(int8: bool) -> None:
+    """Texts are batched by length (each batch cut to its own longest), or in int8 run one by one: a long
+    message's short parts must come out as they would on their own, in their places."""
+    embedder = LocalEmbedder(threads=1, batch_size=4, int8=int8)
     texts = ["Keep 8500 units exact.", "word " * 120, "Who owns the follow-up on LTH-500?", "", "a b " * 30,
              "The refund line moved to Thursday."] * 2
     together = embedder.embed_sync(texts)
     alone = np.vstack([embedder.embed_sync([text]) for text in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_int8_products_keep_the_float_models_meaning(tmp_path: Path) -> None:
+    """The int8 model is made from the packaged one, kept in the cache directory, and reused from there; its
+    vectors stay close to the float model's and rank sentences the same way."""
+    source = _default_model_path()
+    made = int8_model(source, directory=tmp_path)
+    (kept,) = tmp_path.glob("*.onnx")
+    assert kept.read_bytes() == made and not list(tmp_path.glob(".converting-*"))
+    stamp = kept.stat().st_mtime_ns
+    assert int8_model(source, directory=tmp_path) == made and kept.stat().st_mtime_ns == stamp
+    texts = ["Priya moved the billing rewrite to the Lisbon team.", "The billing rewrite now sits with Lisbon.",
+             "My sister's wedding is on the 14th of June in Porto.", "The staging database host is db-kestrel-9."]
+    fast, exact = LocalEmbedder().embed_sync(texts), LocalEmbedder(int8=False).embed_sync(texts)
+    assert (fast * exact).sum(axis=1).min() > 0.98
+    assert np.argsort(-(fast @ fast[0]))[:2].tolist() == np.argsort(-(exact @ exact[0]))[:2].tolist() == [0, 1]
 
 
 async def test_primed_vectors_are_served_without_embedding_and_others_are_not() -> None:
