@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
-from store.models.base import Base, now_column
+from store.models.base import GIN_NO_PENDING, Base, now_column
 from store.nul import NulSafeText
 
 __all__ = ["DIMENSIONS", "Entity", "EntityAlias", "Passage"]
@@ -38,7 +38,8 @@ class Entity(Base):
     __tablename__ = "entities"
     __table_args__ = (
         Index("ix_entities_memory", "memory_pk", "id"),
-        Index("ix_entities_name_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
+        Index("ix_entities_name_trgm", "name", postgresql_using="gin",
+              postgresql_with=GIN_NO_PENDING, postgresql_ops={"name": "gin_trgm_ops"}),
         Index("ix_entities_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
     )
@@ -62,7 +63,8 @@ class EntityAlias(Base):
     __table_args__ = (
         UniqueConstraint("memory_pk", "key"),
         Index("ix_entity_aliases_entity", "entity_id"),
-        Index("ix_entity_aliases_trgm", "name", postgresql_using="gin", postgresql_ops={"name": "gin_trgm_ops"}),
+        Index("ix_entity_aliases_trgm", "name", postgresql_using="gin",
+              postgresql_with=GIN_NO_PENDING, postgresql_ops={"name": "gin_trgm_ops"}),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -84,8 +86,9 @@ class Passage(Base):
     __tablename__ = "passages"
     __table_args__ = (
         Index("ux_passages_episode", "memory_pk", "episode_key", "ordinal", unique=True),
-        Index("ix_passages_words", "words", postgresql_using="gin"),
-        Index("ix_passages_trgm", "text", postgresql_using="gin", postgresql_ops={"text": "gin_trgm_ops"}),
+        Index("ix_passages_words", "words", postgresql_using="gin", postgresql_with=GIN_NO_PENDING),
+        Index("ix_passages_trgm", "text", postgresql_using="gin",
+              postgresql_with=GIN_NO_PENDING, postgresql_ops={"text": "gin_trgm_ops"}),
         Index("ix_passages_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
     )

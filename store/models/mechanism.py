@@ -26,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
-from store.models.base import Base, now_column
+from store.models.base import GIN_NO_PENDING, Base, now_column
 from store.nul import NulSafeString, NulSafeText
 
 __all__ = ["BoundaryScore", "Episode", "EpisodeTransition", "Fact", "IdempotencyRecord", "NoteCall", "Trace"]
@@ -86,8 +86,9 @@ class Fact(Base):
         Index("ix_facts_unintegrated", "memory_pk", "id", postgresql_where=text("integrated_at IS NULL")),
         Index("ix_facts_subject_entity", "memory_pk", "subject_entity_id"),
         Index("ix_facts_object_entity", "memory_pk", "object_entity_id"),
-        Index("ix_facts_words", "words", postgresql_using="gin"),
-        Index("ix_facts_note_trgm", "note", postgresql_using="gin", postgresql_ops={"note": "gin_trgm_ops"}),
+        Index("ix_facts_words", "words", postgresql_using="gin", postgresql_with=GIN_NO_PENDING),
+        Index("ix_facts_note_trgm", "note", postgresql_using="gin",
+              postgresql_with=GIN_NO_PENDING, postgresql_ops={"note": "gin_trgm_ops"}),
         Index("ix_facts_embedding", "embedding", postgresql_using="hnsw",
               postgresql_ops={"embedding": "vector_cosine_ops"}),
     )
