@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from cachetools import LRUCache
+
 from engine.config import MechanismConfig
 from engine.messages import item_kind
 from engine.recall.grouping import Recalled
@@ -107,6 +109,10 @@ class Recaller:
     passage_hits: int = 2
     # With a walk prepared: facts one step across the best hits' entities, nearest the message.
     bridges: int = 3
+    # Memories last seen with nothing to recall (a young memory holds no fact or passage yet): their messages
+    # are embedded only once the memory is read and found to hold something. Embedding runs on in its thread
+    # even when its task is cancelled, taking a core from the call it would only have slowed down.
+    barren: LRUCache[tuple[str, str], bool] = field(default_factory=lambda: LRUCache(maxsize=10_000))
 
     async def find(self, db: Database, *, tenant_id: str, memory_id: str,
                    history: Sequence[Mapping[str, Any]]) -> Found | None:
@@ -166,14 +172,19 @@ class Recaller:
         # The message's parts are embedded from the start (CPU, in a thread, while the memory is read and the
         # searches that need no vectors run), the vector of the whole pooled from its parts': the parts are
         # searched anyway, and a sentence the conversation repeats is embedded once.
-        embedding = asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
+        key = (tenant_id, memory_id)
+        embedding = None if key in self.barren else asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
         talk_embedding: asyncio.Future[Any] | None = None
         async with db.session() as session, db.session() as passages_session:
             try:
                 known = await recall.memory_turn(session, tenant_id=tenant_id, memory_id=memory_id)
                 if known is None or not await recall.has_recallable(session, tenant_id=tenant_id,
                                                                     memory_pk=known[0]):
+                    self.barren[key] = True
                     return None
+                if embedding is None:
+                    self.barren.pop(key, None)
+                    embedding = asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
                 pk, last_turn = known
                 prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk,
                                                       for_turn=last_turn + 1)
@@ -209,7 +220,8 @@ class Recaller:
                                             vectors=[None, pooled(talk_parts, await talk_embedding)], parts=[],
                                             into=progress.searched)
             finally:
-                embedding.cancel()
+                if embedding is not None:
+                    embedding.cancel()
                 if talk_embedding is not None:
                     talk_embedding.cancel()
             candidates = progress.searched.candidates()

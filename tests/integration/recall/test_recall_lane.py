@@ -149,3 +149,41 @@ async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
     # Later requests carry each block as distilled: nothing before Q1, turn 3's rewrite (or nothing) before Q2.
     assert _before(follow["request"], Q1) is None
     assert _before(follow["request"], Q2) == third["distilled"]
+
+
+class _CountingEmbedder:
+    """The shared embedder, counting the texts it is asked for."""
+
+    model_id = EMBEDDER.model_id
+    dimensions = EMBEDDER.dimensions
+
+    def __init__(self) -> None:
+        self.texts = 0
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> Any:
+        self.texts += len(texts)
+        return await EMBEDDER.embed(texts, scope=scope)
+
+
+async def test_a_memory_with_nothing_to_recall_does_not_embed_each_message(
+    recall_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    """Embedding a message costs a core for milliseconds, and runs on in its thread when its task is cancelled:
+    once a memory is known to hold nothing recall could find, its messages are embedded only when it does."""
+    tenant_id, key = tenant
+    await Talk(recall_http, key, "young").turn("Hello, let's get started on the launch plan.")
+    await lane_idle(db, tenant_id)
+    counting = _CountingEmbedder()
+    recaller = Recaller(embedder=counting, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=30)
+    history = [{"role": "user", "content": Q1}]
+    assert await recaller.find(db, tenant_id=tenant_id, memory_id="young", history=history) is None
+    seen = counting.texts
+    for _ in range(3):
+        assert await recaller.find(db, tenant_id=tenant_id, memory_id="young", history=history) is None
+    assert counting.texts == seen
+    # Once the memory holds a fact, the next message is embedded and the fact found.
+    await write_note(db, tenant_id, "young", "notes-young", STAGING[:1], datetime.now(UTC))
+    await lane_idle(db, tenant_id)
+    found = await recaller.find(db, tenant_id=tenant_id, memory_id="young", history=history)
+    assert counting.texts > seen
+    assert found is not None and any("ZX-4471" in getattr(item, "note", "") for item in found.items), found
