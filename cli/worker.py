@@ -41,7 +41,8 @@ def _openai(settings: Settings) -> dict[str, Any]:
 
 def build_embedder(settings: Settings) -> Embedder:
     return make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
-                         openai_model=settings.openai_embedding_model, **_openai(settings))
+                         model_cache=settings.model_cache, openai_model=settings.openai_embedding_model,
+                         **_openai(settings))
 
 
 def build_judge(settings: Settings, embedder: Embedder | None = None) -> Judge:

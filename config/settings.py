@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     openai_timeout_seconds: float = Field(default=20.0, gt=0)
     openai_max_retries: int = Field(default=3, ge=0)
     onnx_threads: int = Field(default=1, ge=1)
+    # Where the embedded model's int8 form is kept once made (providers/onnx_int8.py); unset: the user's cache.
+    model_cache: Path | None = None
     # The Postgres text search configuration for the word indexes of facts and passages (`simple` keeps every
     # word as written, in any language; `english` stems). Changing it applies to what is indexed afterwards.
     search_language: str = Field(default="simple", pattern=r"^[a-z_]{1,63}$")

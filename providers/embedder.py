@@ -180,6 +180,7 @@ class LocalEmbedder:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
         int8: bool = True,
+        model_cache: Path | None = None,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -196,7 +197,7 @@ class LocalEmbedder:
         source = model_path or _default_model_path()
         try:
             # int8: the products on the CPU's integer instructions (providers/onnx_int8.py), about 3x faster.
-            model: str | bytes = int8_model(Path(source)) if int8 else str(source)
+            model: str | bytes = int8_model(Path(source), directory=model_cache) if int8 else str(source)
             self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path or _default_tokenizer_path()))
         except ProviderError:

@@ -7,6 +7,7 @@ judge = make_judge(kind=s.judge, embedder=embedder, openai_base_url=s.openai_bas
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from engine.errors import InvalidInput
@@ -31,6 +32,7 @@ def make_embedder(
     *,
     kind: Kind = "local",
     onnx_threads: int = 1,
+    model_cache: Path | None = None,
     openai_base_url: str = "https://api.openai.com/v1",
     openai_api_key: str | None = None,
     openai_model: str = "text-embedding-3-small",
@@ -42,7 +44,7 @@ def make_embedder(
     """The embedder `kind` names, behind a content-hash cache."""
     inner: Embedder
     if kind == "local":
-        inner = LocalEmbedder(threads=onnx_threads)
+        inner = LocalEmbedder(threads=onnx_threads, model_cache=model_cache)
     elif kind == "openai":
         inner = OpenAIEmbedder(
             base_url=openai_base_url,
