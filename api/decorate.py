@@ -22,11 +22,9 @@ from api.clock import Clock
 from api.context import HotPath
 from api.encoding import encode
 from api.memory_cache import CachedMemory, History, MemoryContents
-from api.recall import Found
 from api.shapes import parse_request, role_of
 from engine.budget import RECENT_MESSAGES
-from engine.decorate import DecoratePlan, StoredMemory, in_view_and_recent
-from engine.decorate import decorate as plan_decorate
+from engine.decorate import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
 from engine.episodes import EpisodeState
 from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
@@ -74,8 +72,8 @@ async def decorate(
     call = _Call.of(body, idempotency_key)
     started = time.perf_counter()
     # Recall runs alongside the locked part: its searches and walk wait on Postgres and the embedder while this
-    # call stores its messages and reads the memory, so the agent waits for the longer of the two, not both.
-    # It reads only what is committed (the turn before), as it would have before the lock.
+    # call stores its messages, reads the memory, plans it and saves the plan. It reads only what is committed
+    # (the turn before), as it would have before the lock.
     finding = asyncio.ensure_future(
         ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history)
     ) if ctx.recaller is not None else None
@@ -90,12 +88,17 @@ async def decorate(
                                                         now=now)
             known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
             read = time.perf_counter()
-            found = await finding if finding is not None else None
-            recalled = time.perf_counter()
-            plan = await _plan(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history,
-                               known=known, now=now, found=_for_new_message(found, stored))
+            # Recall counts only for a user message new in this call (a tool loop, a resent transcript or a
+            # racing call reuses the turn's block). The memory is planned and saved with room kept for the
+            # block while recall goes on finding it: the agent waits for the longer of the two, not both.
+            coming = finding is not None and _new_user_message(stored)
+            decided = await _decide(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history,
+                                    known=known, now=now, recall_coming=coming)
+            await _save_plan(session, decided, tenant_id=tenant_id, memory=memory, now=now)
             planned = time.perf_counter()
-            await _save_plan(session, plan, tenant_id=tenant_id, memory=memory, now=now)
+            found = await finding if coming and finding is not None else None
+            recalled = time.perf_counter()
+            plan = finish(decided, found.items if found is not None else None)
             if plan.recall_block is not None and plan.recall_seq is not None and found is not None:
                 recall.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
                                   before_seq=plan.recall_seq, text=plan.recall_block, items=plan.recall_items,
@@ -108,23 +111,24 @@ async def decorate(
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
     ctx.memories.put(tenant_id, memory.id, CachedMemory(history, known))
-    _log_if_slow(memory_id, started, locked, read, recalled, planned)
+    _log_if_slow(memory_id, started, locked, read, planned, recalled)
     return answer
 
 
 def _log_if_slow(memory_id: str, *marks: float) -> None:
     """A decorate over `SLOW_SECONDS` says where its time went: the wait for the memory's row lock (which the
-    lane's writes take too), and under it: storing the new messages and reading what changed, then waiting for
-    recall (which ran alongside), the engine's plan, saving it and the answer."""
+    lane's writes take too), and under it: storing the new messages and reading what changed, planning and
+    saving the plan, then waiting for recall (which ran alongside all of it), and the request and answer."""
     ended = time.perf_counter()
-    started, locked, read, recalled, planned = marks
+    started, locked, read, planned, recalled = marks
     if ended - started < SLOW_SECONDS:
         return
     ms = {name: round((b - a) * 1000, 1) for name, a, b in (
         ("total_ms", started, ended), ("lock_wait_ms", started, locked), ("reading_ms", locked, read),
-        ("recall_wait_ms", read, recalled), ("planning_ms", recalled, planned), ("saving_ms", planned, ended))}
-    log.warning("slow decorate of %s: %s ms (waiting for the memory's lock %s, then reading %s, waiting for "
-                "recall %s, planning %s, saving %s)", memory_id, *ms.values(), extra={"memory_id": memory_id, **ms})
+        ("planning_ms", read, planned), ("recall_wait_ms", planned, recalled), ("answering_ms", recalled, ended))}
+    log.warning("slow decorate of %s: %s ms (waiting for the memory's lock %s, then reading %s, planning %s, "
+                "waiting for recall %s, answering %s)", memory_id, *ms.values(),
+                extra={"memory_id": memory_id, **ms})
 
 
 async def _replay(session: AsyncSession, call: _Call, *, tenant_id: str, memory_id: str) -> bytes | None:
@@ -178,19 +182,17 @@ async def _contents(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memo
     )
 
 
-def _for_new_message(found: Found | None, stored: list[Message]) -> Found | None:
-    """What recall found counts only when its user message is new in this call: confirmed under the lock, so
-    a tool loop, a resent transcript or a racing call reuses the turn's block instead of making another."""
-    if found is None:
-        return None
+def _new_user_message(stored: list[Message]) -> bool:
+    """Whether this call stored a new user message last, confirmed under the lock: only then is there a turn
+    for recall to find a block for."""
     users = [row for row in stored if row.role == "user"]
-    return found if users and users[-1].seq == max(row.seq for row in stored) else None
+    return bool(users) and users[-1].seq == max(row.seq for row in stored)
 
 
-async def _plan(
+async def _decide(
     ctx: HotPath, session: AsyncSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
-    known: MemoryContents, now: datetime, found: Found | None = None,
-) -> DecoratePlan:
+    known: MemoryContents, now: datetime, recall_coming: bool,
+) -> Decided:
     in_view = in_view_and_recent(history.messages, known.hidden(), recent=RECENT_MESSAGES)
     blocks: dict[int, tuple[str, frozenset[int]]] = {}
     if ctx.recaller is not None and in_view:
@@ -207,13 +209,13 @@ async def _plan(
     scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                   after_seq=known.covered())
     ratio = await size_ratios.ratio_for(session, tenant_id=tenant_id, memory=memory, model=call.model)
-    return plan_decorate(
+    return decide(
         call.body, view, now=now, config=ctx.config, boundary_scores=scores, count_text=ctx.text_counter(call.model),
-        size_ratio=ratio, sleep_owed=memory.sleep_owed, recall=found.items if found is not None else None,
+        size_ratio=ratio, sleep_owed=memory.sleep_owed, recall_coming=recall_coming,
     )
 
 
-async def _save_plan(session: AsyncSession, plan: DecoratePlan, *, tenant_id: str, memory: Memory,
+async def _save_plan(session: AsyncSession, plan: Decided, *, tenant_id: str, memory: Memory,
                      now: datetime) -> None:
     await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
     await mechanism.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,

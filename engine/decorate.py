@@ -44,7 +44,8 @@ from engine.traces import Trace, encoding_trace, episode_activations, fact_activ
 from engine.units import current_turn, units_of
 
 __all__ = [
-    "DecoratePlan", "StoredMemory", "decorate", "facts_in_block", "in_view_and_recent", "visible_messages",
+    "DecoratePlan", "Decided", "StoredMemory", "decide", "decorate", "facts_in_block", "finish",
+    "in_view_and_recent", "visible_messages",
 ]
 
 
@@ -233,6 +234,40 @@ def _seal_if_past_ceiling(episodes: list[Episode], fixed: int, sizes: _ViewSizes
     return forced
 
 
+@dataclass(frozen=True)
+class Decided:
+    """A decorate's decisions, made before recall's answer is needed: what the store must persist (the cut, the
+    transitions, the note ask, the sleep), and what `finish` needs to place this turn's recall block in the room
+    kept for it and assemble the request. The names the store reads are `DecoratePlan`'s."""
+
+    request: Mapping[str, Any]
+    memory: StoredMemory
+    episodes: tuple[Episode, ...]
+    new_episodes: tuple[Episode, ...]
+    transitions: tuple[Transition, ...]
+    note_ask_turns: tuple[int, int] | None
+    slept: bool
+    sleep_owed: bool
+    budget: Budget
+    view_tokens: int
+    projected_view: int
+    # The request as sent without a new recall block (a tool loop's stored block counted).
+    sent: int
+    recall_seq: int | None
+    # The room kept for a new user message's block (0: none is coming), or a tool loop's stored block.
+    recall_room: int
+    current: str | None
+    blocks: Mapping[int, str]
+    sizes: _ViewSizes
+    in_facts_block: frozenset[str]
+    shown_in_view: frozenset[int]
+    count: Callable[[str], int]
+
+    @property
+    def new_traces(self) -> tuple[Trace, ...]:
+        return tuple(encoding_trace(e) for e in self.new_episodes)
+
+
 def decorate(
     request: Mapping[str, Any],
     memory: StoredMemory,
@@ -245,14 +280,34 @@ def decorate(
     sleep_owed: bool = False,
     recall: Sequence[Recalled] | None = None,
 ) -> DecoratePlan:
-    """Plan this call's memory and assemble the request.
+    """Plan this call's memory and assemble the request: `decide`, then `finish` with what recall found.
+
+    `recall` is what recall found for a new user message, ranked best first (None: recall was not asked)."""
+    return finish(decide(request, memory, now=now, config=config, boundary_scores=boundary_scores,
+                         count_text=count_text, size_ratio=size_ratio, sleep_owed=sleep_owed,
+                         recall_coming=recall is not None), recall)
+
+
+def decide(
+    request: Mapping[str, Any],
+    memory: StoredMemory,
+    *,
+    now: datetime,
+    config: MechanismConfig = MechanismConfig(),  # noqa: B008 - frozen, so one shared default is safe
+    boundary_scores: Mapping[int, BoundaryScores] | None = None,
+    count_text: Callable[[str], int] = estimate_tokens,
+    size_ratio: float | None = None,
+    sleep_owed: bool = False,
+    recall_coming: bool = False,
+) -> Decided:
+    """Plan this call's memory: everything but this turn's recall block, which may still be being found.
 
     `boundary_scores` are the lane's, keyed by a unit's first seq: a cut goes only as far as they reach
     (docs/cutting.md), except when the request would otherwise pass the ceiling; None means no judge at all
     (sizes alone decide). `size_ratio` is the provider-to-estimate ratio for the model. `sleep_owed` is a
-    sleep that came while a fade was in progress: it happens as soon as that fade ends. `recall` is what
-    recall found for a new user message, ranked best first: its block (facts already in the facts block left
-    out, trimmed to the recall budget) stands before that message and counts with what no fade can shrink.
+    sleep that came while a fade was in progress: it happens as soon as that fade ends. `recall_coming`: recall
+    is looking for this new user message's block, and the block's budget is kept for it in what no fade can
+    shrink, so the view's budget does not depend on what recall brings (nor on when it brings it).
     Raises `OverCeiling` when the turn in progress and what no fade can shrink pass the ceiling on their own.
     """
     messages = memory.messages
@@ -271,23 +326,19 @@ def decorate(
         return math.ceil(count_text(text) * plain)
 
     recall_seq = _turn_user_seq(messages, turn)
-    # Earlier turns' blocks stand in the view; this turn's counts with what no fade can shrink.
+    # Earlier turns' blocks stand in the view; this turn's counts with what no fade can shrink: the room kept for
+    # a block still being found, or the block a tool loop's turn already carries.
     blocks = {seq: text for seq, text in memory.recall_blocks.items() if seq != recall_seq}
-    placing: Placing | None = None
-    current = memory.recall_blocks.get(recall_seq) if recall_seq is not None else None
-    if recall is not None and recall_seq is not None:
-        visible = {m.seq for m in visible_messages(messages, episodes)} if memory.recall_shown else set()
-        placing = Placing(recall, in_view=frozenset(
-            i for seq, ids in memory.recall_shown.items() if seq in visible and seq != recall_seq for i in ids),
-            budget=block_budget(config), count_text=lethe_text)
-        placing.place(_block_keys(memory.facts, episodes))
-        current = placing.text
-    placed_tokens = lethe_text(current) if current is not None else 0
+    room = block_budget(config) if recall_coming and recall_seq is not None else 0
+    current = memory.recall_blocks.get(recall_seq) if recall_seq is not None and not room else None
+    current_tokens = lethe_text(current) if current is not None else 0
     fixed = _fixed(request, turn, count_text, plain)
-    fixed = _Fixed(fixed.tokens + placed_tokens, fixed.note_reserve)
-    budget = budget_for(units, turn=turn, fixed=fixed.tokens, config=config, size_ratio=size_ratio)
+    fixed = _Fixed(fixed.tokens + current_tokens, fixed.note_reserve)
+    budget = budget_for(units, turn=turn, fixed=fixed.tokens + room, config=config, size_ratio=size_ratio)
     sizes = _ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
                        count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()})
+    # The ceiling is hard and the room is not: past it, the block shrinks (or goes) before any episode seals
+    # unasked for it.
     transitions += _seal_if_past_ceiling(episodes, fixed.tokens, sizes, budget.ceiling,
                                          episode_activations(episodes, memory.traces, now))
 
@@ -328,25 +379,13 @@ def decorate(
             e.tokens for e in episodes if e.state is EpisodeState.LEAVING
         )
 
-    if placing is not None:
-        # This call's fade may have forgotten facts the block left out as shown in the facts block: placed
-        # again, what the message touches is in front of the model once, one way or the other.
-        fixed = _Fixed(fixed.tokens + placing.place(_block_keys(memory.facts, episodes)), fixed.note_reserve)
     ask_turns = _note_ask_turns(episodes)
     view_tokens = sizes.of(episodes)
     sent = fixed.tokens - (0 if ask_turns else fixed.note_reserve) + view_tokens
-    if sent > budget.ceiling and (placing.tokens if placing is not None else placed_tokens):
-        # Recall never makes a decorate fail: its block shrinks to what fits, or goes for this call.
-        shrink = placing.place(_block_keys(memory.facts, episodes), budget=placing.tokens - (sent - budget.ceiling)) \
-            if placing is not None else -placed_tokens
-        fixed = _Fixed(fixed.tokens + shrink, fixed.note_reserve)
-        sent += shrink
-        current = placing.text if placing is not None else None
-    if placing is not None:
-        current = placing.text
-    if current is not None and recall_seq is not None:
-        blocks[recall_seq] = current
-    assembled = _assemble(request, memory, episodes, sizes, ask_turns, blocks)
+    if sent > budget.ceiling and current_tokens:
+        # Recall never makes a decorate fail: a tool loop's block goes for this call.
+        sent -= current_tokens
+        current = None
     if sent > budget.ceiling:
         field = "messages" if "messages" in request else "input"
         raise OverCeiling(
@@ -354,13 +393,44 @@ def decorate(
             f"{budget.ceiling} tokens (the instructions, tools and turn in progress are too large on their own)",
             field=field, ceiling=budget.ceiling, tokens=sent,
         )
+    # A fact an earlier block in view shows is not recalled again (a block that just left the view no longer
+    # shows it).
+    visible = {m.seq for m in visible_messages(messages, episodes)} if room and memory.recall_shown else set()
+    shown = frozenset(i for seq, ids in memory.recall_shown.items() if seq in visible and seq != recall_seq
+                      for i in ids)
+    return Decided(
+        request=request, memory=memory, episodes=tuple(episodes), new_episodes=tuple(new_episodes),
+        transitions=tuple(transitions), note_ask_turns=ask_turns, slept=slept, sleep_owed=sleep_due and not slept,
+        budget=budget, view_tokens=view_tokens, projected_view=projected, sent=sent, recall_seq=recall_seq,
+        recall_room=room, current=current, blocks=blocks, sizes=sizes,
+        in_facts_block=_block_keys(memory.facts, episodes) if room else frozenset(), shown_in_view=shown,
+        count=lethe_text,
+    )
+
+
+def finish(decided: Decided, recall: Sequence[Recalled] | None = None) -> DecoratePlan:
+    """The request, with this turn's recall block (facts the facts block or an earlier block in view shows left
+    out) in the room kept for it, trimmed to what the ceiling leaves: recall never makes a decorate fail."""
+    current, sent = decided.current, decided.sent
+    placing: Placing | None = None
+    room = min(decided.recall_room, decided.budget.ceiling - sent)
+    if recall is not None and room > 0:
+        placing = Placing(recall, in_view=decided.shown_in_view, budget=room, count_text=decided.count)
+        placing.place(decided.in_facts_block)
+        current = placing.text
+        sent += placing.tokens
+    blocks = dict(decided.blocks)
+    if current is not None and decided.recall_seq is not None:
+        blocks[decided.recall_seq] = current
     return DecoratePlan(
-        request=assembled, episodes=tuple(episodes), new_episodes=tuple(new_episodes),
-        new_traces=tuple(encoding_trace(e) for e in new_episodes), transitions=tuple(transitions),
-        note_ask_turns=ask_turns, slept=slept, sleep_owed=sleep_due and not slept, budget=budget,
-        view_tokens=view_tokens, projected_view=projected, estimated_tokens=sent,
+        request=_assemble(decided.request, decided.memory, decided.episodes, decided.sizes,
+                          decided.note_ask_turns, blocks),
+        episodes=decided.episodes, new_episodes=decided.new_episodes, new_traces=decided.new_traces,
+        transitions=decided.transitions, note_ask_turns=decided.note_ask_turns, slept=decided.slept,
+        sleep_owed=decided.sleep_owed, budget=decided.budget, view_tokens=decided.view_tokens,
+        projected_view=decided.projected_view, estimated_tokens=sent,
         recall_block=placing.text if placing is not None else None,
-        recall_items=placing.items if placing is not None else (), recall_seq=recall_seq,
+        recall_items=placing.items if placing is not None else (), recall_seq=decided.recall_seq,
     )
 
 
