@@ -177,17 +177,14 @@ class Recaller:
         talk_embedding: asyncio.Future[Any] | None = None
         async with db.session() as session, db.session() as passages_session:
             try:
-                known = await recall.memory_turn(session, tenant_id=tenant_id, memory_id=memory_id)
-                if known is None or not await recall.has_recallable(session, tenant_id=tenant_id,
-                                                                    memory_pk=known[0]):
+                start = await recall.recall_start(session, tenant_id=tenant_id, memory_id=memory_id)
+                if start is None or not start.recallable:
                     self.barren[key] = True
                     return None
                 if embedding is None:
                     self.barren.pop(key, None)
                     embedding = asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
-                pk, last_turn = known
-                prepared = await recall.prepared_walk(session, tenant_id=tenant_id, memory_pk=pk,
-                                                      for_turn=last_turn + 1)
+                pk, prepared = start.pk, start.prepared
                 progress.pk = pk
                 progress.mark("memory read")
                 progress.kept = {k: v for k, v in (prepared or {}).items() if is_kept(v, rules)}

@@ -26,6 +26,7 @@ from store.models import Fact as FactRow
 __all__ = [
     "BlockRow",
     "RatingTexts",
+    "RecallStart",
     "blocks_in_view",
     "bridges",
     "distill_block",
@@ -40,6 +41,7 @@ __all__ = [
     "passages_by_ids",
     "prepared_walk",
     "recall_blocks",
+    "recall_start",
     "save_block",
     "save_walk",
     "turn_block",
@@ -79,6 +81,37 @@ async def memory_turn(session: AsyncSession, *, tenant_id: str, memory_id: str) 
         select(Memory.id, Memory.last_turn).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
     )).one_or_none()
     return None if row is None else (row[0], row[1])
+
+
+@dataclass(frozen=True)
+class RecallStart:
+    """What recall reads of a memory before searching: its pk and last turn, whether it holds anything to
+    recall, and the lane's prepared walk for the next turn (None: none ready)."""
+
+    pk: int
+    last_turn: int
+    recallable: bool
+    prepared: dict[int, int] | None
+
+
+async def recall_start(session: AsyncSession, *, tenant_id: str, memory_id: str) -> RecallStart | None:
+    """`memory_turn`, `has_recallable` and `prepared_walk` in one round trip (the hot path's first read)."""
+    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == Memory.id, _usable())
+    passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == Memory.id)
+    walk = (select(RecallWalk.levels)
+            .where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == Memory.id,
+                   RecallWalk.for_turn == Memory.last_turn + 1).scalar_subquery())
+    row = (await session.execute(
+        select(Memory.id, Memory.last_turn, or_(facts, passages), walk)
+        .where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id))).one_or_none()
+    if row is None:
+        return None
+    pk, last_turn, recallable, levels = row
+    return RecallStart(pk, last_turn, bool(recallable), _levels(levels))
+
+
+def _levels(levels: list[list[int]] | None) -> dict[int, int] | None:
+    return _levels(levels)
 
 
 async def turn_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int, first_turn: int,
@@ -333,5 +366,4 @@ async def prepared_walk(session: AsyncSession, *, tenant_id: str, memory_pk: int
     levels = (await session.execute(
         select(RecallWalk.levels).where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == memory_pk,
                                         RecallWalk.for_turn == for_turn))).scalar_one_or_none()
-    # A list of pairs, not an object: JSONB keeps no key order.
-    return None if levels is None else {int(k): int(v) for k, v in levels}
+    return _levels(levels)

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.recall.fusion import fuse
-from store.repositories.search import Hit, relax_vector_scan, search_meaning, search_words
+from store.repositories.search import ranked_by_meaning, ranked_by_words, relax_vector_scan
 
 __all__ = ["Candidates", "Query", "Searched", "search_by_meaning", "search_by_words", "search_candidates"]
 
@@ -34,10 +34,6 @@ class Candidates:
     facts: list[int] = field(default_factory=list)
     passages: list[int] = field(default_factory=list)
     part_of: dict[int, str] = field(default_factory=dict)
-
-
-def _ids(hits: Sequence[Hit]) -> list[int]:
-    return [h.id for h in hits]
 
 
 @dataclass
@@ -82,14 +78,14 @@ async def search_by_words(
     language: str, into: Searched,
 ) -> None:
     """The searches that need no vectors (the hot path runs them while the message is being embedded): the
-    graph by words for the whole message and the dialogue, passages by words for each part."""
-    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit}
-    for text in texts:
-        if text is not None:
-            into.broad.append(_ids(await search_words(session, query=text, language=language, **scope)))
-    for part in parts or [t for t in texts[:1] if t is not None]:
-        into.passages.append(_ids(await search_words(session, query=part, kind="passages", language=language,
-                                                     **scope)))
+    graph by words for the whole message and the dialogue, passages by words for each part; in one statement."""
+    facts = [t for t in texts if t is not None]
+    passages = list(parts) or [t for t in texts[:1] if t is not None]
+    rankings = await ranked_by_words(session, tenant_id=tenant_id, memory_pk=memory_pk, language=language,
+                                     limit=into.limit,
+                                     queries=[*(("facts", t) for t in facts), *(("passages", p) for p in passages)])
+    into.broad.extend(rankings[:len(facts)])
+    into.passages.extend(rankings[len(facts):])
 
 
 async def search_by_meaning(
@@ -97,8 +93,8 @@ async def search_by_meaning(
     into: Searched, passages_session: AsyncSession | None = None,
 ) -> None:
     """The graph by meaning for the whole message, the dialogue and each part; passages by meaning for each
-    part (`vectors`: the whole message's and the dialogue's, None for one not searched). Given a session of
-    its own for the passages, the two run at once: each HNSW search is a millisecond or two of Postgres."""
+    part (`vectors`: the whole message's and the dialogue's, None for one not searched). Each kind is one
+    statement; given a session of its own for the passages, the two run at once."""
     def facts() -> Coroutine[Any, Any, None]:
         return _facts_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, vectors=vectors, parts=parts,
                                  into=into)
@@ -119,22 +115,24 @@ async def _facts_by_meaning(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, vectors: Sequence[Any], parts: Sequence[Query],
     into: Searched,
 ) -> None:
-    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit, "relax": False}
-    await relax_vector_scan(session)
-    # Most telling first, so a deadline that cuts the searching short keeps the best of it: the whole message,
-    # then the dialogue, then the parts.
-    for vector in vectors:
-        if vector is not None:
-            into.broad.append(_ids(await search_meaning(session, vector=vector, **scope)))
+    broad = [v for v in vectors if v is not None]
     # A message of one part is its own whole: its part searches would only repeat the broad ones.
-    for p in parts if len(parts) > 1 else []:
-        into.by_part.append((p.text, _ids(await search_meaning(session, vector=p.vector, **scope))))
+    by_part = list(parts) if len(parts) > 1 else []
+    if not broad and not by_part:
+        return
+    await relax_vector_scan(session)
+    rankings = await ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, limit=into.limit,
+                                       vectors=[*broad, *(p.vector for p in by_part)])
+    into.broad.extend(rankings[:len(broad)])
+    into.by_part.extend((p.text, r) for p, r in zip(by_part, rankings[len(broad):], strict=True))
 
 
 async def _passages_by_meaning(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, whole: Any, parts: Sequence[Query], into: Searched,
 ) -> None:
-    scope: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": into.limit, "relax": False}
+    vectors = [p.vector for p in parts] or ([whole] if whole is not None else [])
+    if not vectors:
+        return
     await relax_vector_scan(session)
-    for vector in [p.vector for p in parts] or ([whole] if whole is not None else []):
-        into.passages.append(_ids(await search_meaning(session, vector=vector, kind="passages", **scope)))
+    into.passages.extend(await ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                                 vectors=vectors, kind="passages", limit=into.limit))

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import Select, and_, bindparam, case, cast, exists, func, literal, or_, select, text
+from sqlalchemy import Select, and_, bindparam, case, cast, exists, func, literal, or_, select, text, union_all
 from sqlalchemy.dialects.postgresql import REGCONFIG, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,6 +29,8 @@ __all__ = [
     "episodes_to_index",
     "fuse",
     "insert_passages",
+    "ranked_by_meaning",
+    "ranked_by_words",
     "relax_vector_scan",
     "search_meaning",
     "search_words",
@@ -103,7 +105,7 @@ async def search_words(
     square of the query's terms, so a part whose words are in every passage (a boilerplate sentence, a
     recurring tool banner) cost a second at 10,000 passages. A query matching more is generic in this memory,
     and its best hits are taken among the first matches found."""
-    identifiers = list(dict.fromkeys(i for i in _IDENTIFIER.findall(query) if len(i) >= _IDENTIFIER_MIN))
+    identifiers = _identifiers(query)
     rows = await session.execute(_words_statement(kind, len(identifiers)), {
         "tenant_id": tenant_id, "memory_pk": memory_pk, "language": language, "query": query,
         "ranked": RANKED_MATCHES, "limit": limit, **{f"identifier_{n}": i for n, i in enumerate(identifiers)}})
@@ -111,20 +113,22 @@ async def search_words(
 
 
 @functools.cache
-def _words_statement(kind: Kind, identifiers: int) -> Select[Any]:
+def _words_statement(kind: Kind, identifiers: int, prefix: str = "") -> Select[Any]:
     """The search by words for a number of identifiers, built once (its values are bound at each call): building
-    a statement is Python work the hot path would otherwise pay for every search, about as much as the query."""
+    a statement is Python work the hot path would otherwise pay for every search, about as much as the query.
+    `prefix` names its query's parameters, so several searches can share one statement (`ranked_by_words`)."""
     model, text_column, live = _table(kind)
     language = cast(bindparam("language"), REGCONFIG)
     # Every word of the query once: a message repeats its words ("the" a dozen times), and the index pays for each
     # repeat without the match changing. Plain words, as the words of a message are meant: no search operators.
-    words = func.array_to_string(func.tsvector_to_array(func.to_tsvector(language, bindparam("query"))), " ")
+    words = func.array_to_string(func.tsvector_to_array(func.to_tsvector(language, bindparam(f"{prefix}query"))),
+                                 " ")
     # Each query a scalar subquery: computed once per search, where a function of the query in the row filter
     # would be computed again for every row the plan reads (parsing the whole message ten thousand times).
     tsquery = select(func.plainto_tsquery(language, words)).scalar_subquery()
     # As a phrase of the same tokens the note was indexed by: a whole identifier (LTH-5, not LTH-512), looked up
     # in the word index. A substring scan of the text costs a recheck of every note sharing its trigrams.
-    phrases = [select(func.phraseto_tsquery(language, bindparam(f"identifier_{n}"))).scalar_subquery()
+    phrases = [select(func.phraseto_tsquery(language, bindparam(f"{prefix}identifier_{n}"))).scalar_subquery()
                for n in range(identifiers)]
     # A subquery with a limit is not merged into the ranking query: the index finds the matches, the heap scan
     # stops at the limit, and only those are ranked.
@@ -141,6 +145,76 @@ def _words_statement(kind: Kind, identifiers: int) -> Select[Any]:
         rank = rank + case((matched.c.words.op("@@")(phrase), 1.0), else_=0.0)
     return (select(matched.c.id, matched.c.text, rank.label("rank"), matched.c.at)
             .order_by(rank.desc(), matched.c.id.desc()).limit(bindparam("limit")))
+
+
+def _identifiers(query: str) -> list[str]:
+    return list(dict.fromkeys(i for i in _IDENTIFIER.findall(query) if len(i) >= _IDENTIFIER_MIN))
+
+
+async def ranked_by_words(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, queries: Sequence[tuple[Kind, str]],
+    language: str = "simple", limit: int = 20,
+) -> list[list[int]]:
+    """The ids each search by words ranks (as `search_words` would), for several searches in one statement: one
+    round trip, and no texts read back, where recall needs only the rankings."""
+    if not queries:
+        return []
+    found = list(map(_identifiers, (q for _, q in queries)))
+    values: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "language": language,
+                              "ranked": RANKED_MATCHES, "limit": limit}
+    for b, ((_, query), identifiers) in enumerate(zip(queries, found, strict=True)):
+        values[f"b{b}_query"] = query
+        values.update({f"b{b}_identifier_{n}": i for n, i in enumerate(identifiers)})
+    rows = await session.execute(_words_union(tuple((k, len(i)) for (k, _), i in zip(queries, found, strict=True))),
+                                 values)
+    return _rankings(len(queries), ((b, i, -float(r)) for b, i, r in rows))
+
+
+async def ranked_by_meaning(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, vectors: Sequence[Any], kind: Kind = "facts",
+    limit: int = 20,
+) -> list[list[int]]:
+    """The ids each search by meaning ranks (as `search_meaning` would, nearest first), for several vectors in
+    one statement. The caller relaxes the vector scan in its transaction first (`relax_vector_scan`)."""
+    if not vectors:
+        return []
+    values: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
+    values.update({f"vector_{b}": np.asarray(v, dtype=np.float32).tolist() for b, v in enumerate(vectors)})
+    rows = await session.execute(_meaning_union(kind, len(vectors)), values)
+    return _rankings(len(vectors), ((b, i, float(d)) for b, i, d in rows))
+
+
+def _rankings(count: int, rows: Any) -> list[list[int]]:
+    """Each search's ids by its own order (ascending key, then newest id first), whatever order the union
+    returned its rows in."""
+    by_search: list[list[tuple[float, int]]] = [[] for _ in range(count)]
+    for b, i, key in rows:
+        by_search[b].append((key, -i))
+    return [[-i for _, i in sorted(hits)] for hits in by_search]
+
+
+@functools.lru_cache(maxsize=512)
+def _words_union(shape: tuple[tuple[Kind, int], ...]) -> Any:
+    """One search by words per (kind, number of identifiers), each branch its own statement with its own limit."""
+    branches = []
+    for b, (kind, identifiers) in enumerate(shape):
+        one = _words_statement(kind, identifiers, f"b{b}_").subquery(f"b{b}")
+        branches.append(select(literal(b).label("search"), one.c.id, one.c.rank))
+    return union_all(*branches)
+
+
+@functools.lru_cache(maxsize=64)
+def _meaning_union(kind: Kind, count: int) -> Any:
+    model, _, live = _table(kind)
+    branches = []
+    for b in range(count):
+        distance = model.embedding.cosine_distance(bindparam(f"vector_{b}", type_=model.embedding.type))
+        one = (select(model.id, distance.label("distance"))
+               .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
+                      model.embedding.is_not(None))
+               .order_by(distance).limit(bindparam("limit")).subquery(f"b{b}"))
+        branches.append(select(literal(b).label("search"), one.c.id, one.c.distance))
+    return union_all(*branches)
 
 
 async def search_meaning(
