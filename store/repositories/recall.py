@@ -111,7 +111,8 @@ async def recall_start(session: AsyncSession, *, tenant_id: str, memory_id: str)
 
 
 def _levels(levels: list[list[int]] | None) -> dict[int, int] | None:
-    return _levels(levels)
+    # A list of pairs, not an object: JSONB keeps no key order.
+    return None if levels is None else {int(k): int(v) for k, v in levels}
 
 
 async def turn_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int, first_turn: int,

@@ -235,3 +235,21 @@ def test_recall_never_makes_a_decorate_fail_its_block_shrinks_to_fit_the_ceiling
     assert plan.estimated_tokens <= config.ceiling_tokens
     assert plan.recall_block is not None and 0 < len(plan.recall_items) < len(many)
     assert [i.key for i in plan.recall_items] == [f.key for f in many[:len(plan.recall_items)]]
+
+
+def test_what_recall_brings_changes_the_block_and_nothing_the_memory_decides() -> None:
+    """The block's budget is kept in what no fade can shrink while recall is finding it: the fade, the seals
+    and the budget are the same whatever recall brings (so decorate plans before recall answers), and a block
+    never seals an episode unasked: near the ceiling it shrinks instead."""
+    items, memory, _ = _sealed_memory()
+    bare = decorate(request("chat", items), memory, now=T0)
+    config = MechanismConfig(ceiling_tokens=bare.estimated_tokens + 120, recall_block_max_fraction=1.0,
+                             default_room_for_next_call=10, default_typical_turn=10)
+    many = [RecalledFact(f"k{i}", i, f"Record {i} about the tax table " + "detail " * 10, "tax table", f"x{i}",
+                         T0, 1, 1) for i in range(2, 40)]
+    plans = [decorate(request("chat", items), memory, now=T0, config=config, recall=found)
+             for found in ([], many[:1], many)]
+    decided = [(p.episodes, p.transitions, p.budget, p.note_ask_turns, p.view_tokens) for p in plans]
+    assert all(d == decided[0] for d in decided)
+    assert plans[0].recall_block is None and plans[1].recall_block is not None and plans[2].recall_block is not None
+    assert plans[0].estimated_tokens < plans[1].estimated_tokens <= plans[2].estimated_tokens <= config.ceiling_tokens
