@@ -232,12 +232,19 @@ class Recaller:
                 # then the prepared walk's facts (rated against the turn before), so a tight budget trims
                 # those first.
                 hits = candidates.facts[:self.hits]
-                across = await recall.bridges(session, tenant_id=tenant_id, memory_pk=pk,
-                                              fact_ids=hits[:HITS_FIRST], vector=whole, limit=self.bridges)
-                facts = list(dict.fromkeys([*hits[:HITS_FIRST], *across, *hits,
-                                            *kept_in_order(progress.kept, rules)]))
-                return Found(text, await _read_items(session, tenant_id, pk, facts,
-                                                     candidates.passages[:self.passage_hits], candidates),
+                passage_ids = candidates.passages[:self.passage_hits]
+
+                async def facts_read() -> tuple[list[int], dict[int, Any]]:
+                    across = await recall.bridges(session, tenant_id=tenant_id, memory_pk=pk,
+                                                  fact_ids=hits[:HITS_FIRST], vector=whole, limit=self.bridges)
+                    ids = list(dict.fromkeys([*hits[:HITS_FIRST], *across, *hits,
+                                              *kept_in_order(progress.kept, rules)]))
+                    return ids, await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=ids)
+
+                # The passages are read on their own connection while the bridges are found and the facts read.
+                (fact_ids, facts), passages = await asyncio.gather(facts_read(), recall.passages_by_ids(
+                    passages_session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids))
+                return Found(text, ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of),
                              "prepared")
         # No walk prepared: the message's own hits are walked (a fact they lead to through a bridge is what a
         # two-hop question needs).
