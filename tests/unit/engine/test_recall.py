@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -224,13 +225,19 @@ def test_earlier_blocks_stay_before_their_messages_and_count_in_the_view() -> No
     assert MechanismConfig().walk_rules().keep_level == RELEVANT
 
 
-def test_recall_never_makes_a_decorate_fail_its_block_shrinks_to_fit_the_ceiling() -> None:
+def _near_the_ceiling() -> tuple[list[dict[str, Any]], StoredMemory, MechanismConfig, list[RecalledFact]]:
+    """A sealed memory whose ceiling leaves 120 tokens, and far more records than fit them."""
     items, memory, _ = _sealed_memory()
     bare = decorate(request("chat", items), memory, now=T0)
     config = MechanismConfig(ceiling_tokens=bare.estimated_tokens + 120, recall_block_max_fraction=1.0,
                              default_room_for_next_call=10, default_typical_turn=10)
     many = [RecalledFact(f"k{i}", i, f"Record {i} about the tax table " + "detail " * 10, "tax table", f"x{i}",
                          T0, 1, 1) for i in range(2, 40)]
+    return items, memory, config, many
+
+
+def test_recall_never_makes_a_decorate_fail_its_block_shrinks_to_fit_the_ceiling() -> None:
+    items, memory, config, many = _near_the_ceiling()
     plan = decorate(request("chat", items), memory, now=T0, config=config, recall=many)
     assert plan.estimated_tokens <= config.ceiling_tokens
     assert plan.recall_block is not None and 0 < len(plan.recall_items) < len(many)
@@ -241,12 +248,7 @@ def test_what_recall_brings_changes_the_block_and_nothing_the_memory_decides() -
     """The block's budget is kept in what no fade can shrink while recall is finding it: the fade, the seals
     and the budget are the same whatever recall brings (so decorate plans before recall answers), and a block
     never seals an episode unasked: near the ceiling it shrinks instead."""
-    items, memory, _ = _sealed_memory()
-    bare = decorate(request("chat", items), memory, now=T0)
-    config = MechanismConfig(ceiling_tokens=bare.estimated_tokens + 120, recall_block_max_fraction=1.0,
-                             default_room_for_next_call=10, default_typical_turn=10)
-    many = [RecalledFact(f"k{i}", i, f"Record {i} about the tax table " + "detail " * 10, "tax table", f"x{i}",
-                         T0, 1, 1) for i in range(2, 40)]
+    items, memory, config, many = _near_the_ceiling()
     plans = [decorate(request("chat", items), memory, now=T0, config=config, recall=found)
              for found in ([], many[:1], many)]
     decided = [(p.episodes, p.transitions, p.budget, p.note_ask_turns, p.view_tokens) for p in plans]
