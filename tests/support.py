@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 import time
 import uuid
@@ -21,10 +22,27 @@ from store.migrate import upgrade_to_head
 T = TypeVar("T")
 
 
+# Below Linux's ephemeral range (32768-60999): a port the OS hands out for "any port" (a server's own internal
+# listeners, as the Temporal dev server starts several, or a connection's source port) can then never be one a
+# test picked and has not bound yet.
+_PORTS = range(20_000, 32_000)
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port free now, below the ephemeral range, not handed out before in this process."""
+    for _ in range(200):
+        port = random.choice(_PORTS)
+        if port in _handed_out:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError("no free port found below the ephemeral range")
 
 
 async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 20.0, every: float = 0.2) -> T:
