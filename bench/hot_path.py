@@ -12,7 +12,7 @@ and the client's time.
         [--recall on|off] [--facts N] [--think SECONDS]
 
 `--facts N` gives each grown memory N more facts in its graph before the timing (written straight into it as
-`bench/hot_path_recall.py` writes them, each with its own embedding: what a long memory's lane would have
+`bench/hot_path_recall.py` writes them, each with its note's embedding: what a long memory's lane would have
 put there), so recall on against recall off compares decorates with a large graph to search. `--think S`
 pauses S seconds after each timed turn, as the model's next call and the user's next message would: the lane
 then prepares recall's walk for the next message, which back-to-back turns never give it time to do.
@@ -168,11 +168,11 @@ def add_facts(stack: Stack, memory_ids: list[str], count: int) -> None:
     async def write() -> None:
         db = Database(stack.postgres_url().replace("postgresql://", "postgresql+asyncpg://", 1))
         try:
-            for memory_id in memory_ids:
+            for seed, memory_id in enumerate(memory_ids, start=1):
                 async with db.session() as session:
                     tenant = (await session.execute(text("SELECT tenant_id FROM memories WHERE memory_id = :m"),
                                                     {"m": memory_id})).scalar_one()
-                await _add_facts(db, tenant, memory_id, count, seed=1)
+                await _add_facts(db, tenant, memory_id, count, seed=seed)
         finally:
             await db.dispose()
 
