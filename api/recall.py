@@ -6,13 +6,19 @@ lane's prepared walk for this turn, when ready, is taken as it is and the messag
 of it. When the deadline passes, what is done is used as it is: the prepared walk's kept facts and the search
 hits so far; with nothing, no block. What was used is the block's `provenance`: prepared or inline (walked in
 time), hits (searched in time, not walked), partial (the searches cut short).
+
+A find left behind by its deadline is never cut in the middle of a query: a query cancelled in flight costs its
+connection (the pool drops it, and the next call pays for a new one: a Postgres backend, the driver's type
+lookups, every statement prepared again), which under load cost more than the query's remaining milliseconds.
+It stops at the next step instead, or at once when it is waiting on the embedder or the judge.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,10 +62,22 @@ class Found:
     provenance: str
 
 
-def _abandon(task: asyncio.Future[Any]) -> None:
-    """Cancel a task past the deadline and let it unwind unawaited; what it raises then is of no interest."""
-    task.cancel()
+class _Stopped(Exception):
+    """A find past its deadline ending at a step's end (`_Progress.step`)."""
+
+
+def _let_go(task: asyncio.Future[Any]) -> None:
+    """Leave a task to end unawaited; what it returns or raises then is of no interest."""
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
+def _abandon(task: asyncio.Future[Any], progress: _Progress) -> None:
+    """A find past its deadline (or its decorate gone): cancelled at once while it waits on the embedder or the
+    judge, else told to stop when its query is back (the module's docstring says why)."""
+    progress.stopped = True
+    if progress.querying == 0:
+        task.cancel()
+    _let_go(task)
 
 
 def new_user_text(history: Sequence[Mapping[str, Any]]) -> str | None:
@@ -87,6 +105,21 @@ class _Progress:
     embedded: bool = False
     # When each step ended, in the loop's time: the log of a find cut short says where the time went.
     marks: dict[str, float] = field(default_factory=dict)
+    # Queries in flight, and whether the find was left behind: it then ends as the last of them is back.
+    querying: int = 0
+    stopped: bool = False
+
+    @contextlib.asynccontextmanager
+    async def step(self) -> AsyncIterator[None]:
+        """Around a step that queries Postgres: not cancelled while it runs, and the find ends after it when
+        left behind meanwhile."""
+        self.querying += 1
+        try:
+            yield
+        finally:
+            self.querying -= 1
+        if self.stopped:
+            raise _Stopped
 
     def mark(self, step: str) -> None:
         self.marks[step] = asyncio.get_running_loop().time()
@@ -134,11 +167,11 @@ class Recaller:
             await asyncio.wait({finding}, timeout=max(0.0, ends - self.deadline_seconds * FETCH_SHARE
                                                       - loop.time()))
         except asyncio.CancelledError:
-            _abandon(finding)  # the decorate went without recall (a replay): nor does its search go on
+            _abandon(finding, progress)  # the decorate went without recall (a replay): nor does its search go on
             raise
         if finding.done():
             return finding.result()
-        _abandon(finding)
+        _abandon(finding, progress)
         done = (f"memory read: {progress.pk is not None}, message embedded: {progress.embedded}, "
                 f"{len(progress.searched.broad) + len(progress.searched.by_part)} fact searches done; steps "
                 f"ended: {progress.steps(ends - self.deadline_seconds)}")
@@ -155,9 +188,10 @@ class Recaller:
             return None
         provenance = "hits" if progress.searches_done else "partial"
         fetching = asyncio.ensure_future(self._items(db, tenant_id, progress.pk, facts, passages, searched))
+        _let_go(fetching)  # should the decorate go first, the fetch still ends on its own
         await asyncio.wait({fetching}, timeout=max(0.0, ends - loop.time()))
         if not fetching.done():
-            _abandon(fetching)
+            _let_go(fetching)  # two reads by ids: left to finish, so their connection goes back whole
             log.info("recall past its deadline fetching what it found: no block", extra={"memory_id": memory_id})
             return None
         log.info("recall past its deadline (%s): what was found so far, as it is", done,
@@ -177,7 +211,8 @@ class Recaller:
         talk_embedding: asyncio.Future[Any] | None = None
         async with db.session() as session, db.session() as passages_session:
             try:
-                start = await recall.recall_start(session, tenant_id=tenant_id, memory_id=memory_id)
+                async with progress.step():
+                    start = await recall.recall_start(session, tenant_id=tenant_id, memory_id=memory_id)
                 if start is None or not start.recallable:
                     self.barren[key] = True
                     return None
@@ -197,9 +232,10 @@ class Recaller:
                 talk_parts = split_parts(dialogue) if talk else []
                 if talk_parts:
                     talk_embedding = asyncio.ensure_future(self.embedder.embed(talk_parts, scope=scope))
-                await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
-                                      parts=parts if len(parts) > 1 else [], language=self.language,
-                                      into=progress.searched)
+                async with progress.step():
+                    await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
+                                          parts=parts if len(parts) > 1 else [], language=self.language,
+                                          into=progress.searched)
                 progress.mark("words searched")
                 vectors = await embedding
                 progress.embedded = True
@@ -208,14 +244,17 @@ class Recaller:
                 whole = pooled(parts, vectors)
                 # The message's own searches first: the dialogue's parts (the reply's among them, never embedded
                 # before) can take longer to embed than a deadline leaves, and the message is the most telling.
-                await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[whole], parts=queries,
-                                        into=progress.searched, passages_session=passages_session)
+                async with progress.step():
+                    await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[whole],
+                                            parts=queries, into=progress.searched, passages_session=passages_session)
                 if talk_embedding is not None:
                     progress.mark("message searched by meaning")
                     # The dialogue's facts only (its passages are those of the message's parts already).
-                    await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk,
-                                            vectors=[None, pooled(talk_parts, await talk_embedding)], parts=[],
-                                            into=progress.searched)
+                    talk_vectors = await talk_embedding
+                    async with progress.step():
+                        await search_by_meaning(session, tenant_id=tenant_id, memory_pk=pk,
+                                                vectors=[None, pooled(talk_parts, talk_vectors)], parts=[],
+                                                into=progress.searched)
             finally:
                 if embedding is not None:
                     embedding.cancel()
@@ -242,18 +281,21 @@ class Recaller:
                     return ids, await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=ids)
 
                 # The passages are read on their own connection while the bridges are found and the facts read.
-                (fact_ids, facts), passages = await asyncio.gather(facts_read(), recall.passages_by_ids(
-                    passages_session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids))
+                async with progress.step():
+                    (fact_ids, facts), passages = await asyncio.gather(facts_read(), recall.passages_by_ids(
+                        passages_session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids))
                 return Found(text, ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of),
                              "prepared")
         # No walk prepared: the message's own hits are walked (a fact they lead to through a bridge is what a
         # two-hop question needs).
         levels, passage_levels = await walk_candidates(
             db, self.judge, self.embedder, self.config, tenant_id=tenant_id, memory_pk=pk, dialogue=dialogue,
-            candidates=candidates, known={}, scope=scope)
+            candidates=candidates, known={}, scope=scope, step=progress.step)
         facts = kept_in_order(levels, rules)
         passages = [p for p in candidates.passages if is_kept(passage_levels.get(p, 0), rules)]
-        return Found(text, await self._items(db, tenant_id, pk, facts, passages, candidates), "inline")
+        async with progress.step():
+            items = await self._items(db, tenant_id, pk, facts, passages, candidates)
+        return Found(text, items, "inline")
 
     async def _items(self, db: Database, tenant_id: str, pk: int, fact_ids: Sequence[int],
                      passage_ids: Sequence[int], candidates: Candidates) -> list[Recalled]:
@@ -291,25 +333,30 @@ async def walk_candidates(
     db: Database, judge: Judge, embedder: Embedder, config: MechanismConfig, *, tenant_id: str, memory_pk: int,
     dialogue: str,
     candidates: Candidates, known: Mapping[int, int], scope: UsageScope,
+    step: Callable[[], contextlib.AbstractAsyncContextManager[None]] = contextlib.nullcontext,
 ) -> tuple[dict[int, int], dict[int, int]]:
     """The walk over the candidate facts (levels by fact id) and the passages' levels, in a session of its own
-    so a deadline that cancels it leaves no other work half done."""
+    so a deadline that cancels it leaves no other work half done. `step` goes around each query (the hot
+    path's `_Progress.step`)."""
     async with db.session() as session:
         async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
-            read = await recall.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids, via=via,
-                                             dialogue=dialogue)
+            async with step():
+                read = await recall.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids,
+                                                 via=via, dialogue=dialogue)
             prime(embedder, read.vectors)
             return [int(v.level) for v in await judge.rate_relevance(read.context, read.notes, scope=scope)]
 
         async def near(ids: Sequence[int]) -> list[int]:
-            return await recall.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)
+            async with step():
+                return await recall.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)
 
         levels = await walk(candidates.facts, rate=rate, neighbours=near, rules=config.walk_rules(), known=known)
         passage_levels: dict[int, int] = {}
         if candidates.passages:
             shown = candidates.passages[:config.recall_walk_per_step]
-            texts, vectors = await recall.passage_rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk,
-                                                               ids=shown)
+            async with step():
+                texts, vectors = await recall.passage_rating_texts(session, tenant_id=tenant_id,
+                                                                   memory_pk=memory_pk, ids=shown)
             prime(embedder, vectors)  # a passage is a few hundred tokens: embedding sixteen again cost a second
             verdicts = await judge.rate_relevance(dialogue, texts, scope=scope)
             passage_levels = {p: int(v.level) for p, v in zip(shown, verdicts, strict=True)}

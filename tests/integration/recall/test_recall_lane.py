@@ -10,8 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from sqlalchemy import event, text
 
 from api.recall import Recaller
+from config.settings import Settings
 from engine.blocks.recall_block import CLOSE, OPEN
 from engine.config import MechanismConfig
 from providers.factory import make_embedder
@@ -187,3 +189,34 @@ async def test_a_memory_with_nothing_to_recall_does_not_embed_each_message(
     found = await recaller.find(db, tenant_id=tenant_id, memory_id="young", history=history)
     assert counting.texts > seen
     assert found is not None and any("ZX-4471" in getattr(item, "note", "") for item in found.items), found
+
+
+async def test_a_find_left_by_its_deadline_gives_its_connections_back(
+    recall_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database, settings: Settings
+) -> None:
+    """A query cancelled in flight costs its connection: the pool drops it and the next call pays for a new one
+    (a backend, the driver's type lookups, every statement prepared again). Recall past its deadline answers at
+    once and leaves its query to finish instead."""
+    tenant_id, key = tenant
+    await Talk(recall_http, key, "held").turn("Hello, let's get started on the launch plan.")
+    own = Database(settings.database_url, pool_size=2)
+    dropped: list[object] = []
+    event.listen(own.engine.sync_engine, "invalidate", lambda *args: dropped.append(args))
+    recaller = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(),
+                        deadline_seconds=0.3)
+    try:
+        async with db.session() as locker, locker.begin():
+            # Recall's first read waits behind this lock until well past its deadline.
+            await locker.execute(text("LOCK TABLE recall_walks IN ACCESS EXCLUSIVE MODE"))
+            # Answered at the deadline: waiting for its read would wait for this lock, held until it answers.
+            assert await asyncio.wait_for(recaller.find(own, tenant_id=tenant_id, memory_id="held",
+                                                        history=[{"role": "user", "content": Q1}]), 20) is None
+            assert own.engine.pool.checkedout() > 0  # the read still waits on the lock
+        for _ in range(100):  # the lock is gone: the read ends, and the find with it
+            if own.engine.pool.checkedout() == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert own.engine.pool.checkedout() == 0
+        assert dropped == []
+    finally:
+        await own.dispose()
