@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, event, text
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
@@ -48,6 +48,11 @@ def _unavailable(sqlstate: str | None) -> bool:
 
 
 # Deadlock detected, serialization failure: the transaction was rolled back whole and may simply run again.
+def _replace_if_closed(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+    if dbapi_connection.driver_connection.is_closed():
+        raise DisconnectionError("the server closed this connection")
+
+
 _RETRYABLE = ("40P01", "40001")
 T = TypeVar("T")
 
@@ -65,15 +70,26 @@ class Database:
         if not url:
             raise ValueError("database url is empty: set LETHE_DATABASE_URL or use `lethe dev`")
         self.url = url
+        settings = {"role": role} if role else {}
+        # Every search by meaning filters to one memory, so HNSW scans may always go on past their first
+        # candidates (pgvector 0.8 iterative scans): a memory's rows can sit behind other memories' nearer ones.
+        # As a startup setting it costs no statement per search (a SET LOCAL was one round trip each).
+        settings["hnsw.iterative_scan"] = "relaxed_order"
         self.engine: AsyncEngine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout, pool_pre_ping=pre_ping,
+            url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout,
             # A failed statement's error would otherwise quote its parameters: message content, into logs.
             hide_parameters=True,
             # JSONB cannot hold NUL: strings are escaped on the way in and back (store/nul.py).
             json_serializer=nul.json_serializer, json_deserializer=nul.json_deserializer,
             # The role as a startup setting: in force from the first statement, and what RESET ROLE returns to.
-            connect_args={"server_settings": {"role": role}} if role else {},
+            connect_args={"server_settings": settings},
         )
+        if pre_ping:
+            # A connection Postgres closed (a restart, an idle timeout) is replaced at checkout. Its socket's end
+            # has reached the driver by then, so asking it costs nothing, where SQLAlchemy's ping is a round trip
+            # per checkout (a decorate and its recall take three). A connection lost without its socket closing
+            # fails its first statement instead: that call answers 503 and the pool is renewed.
+            event.listen(self.engine.sync_engine, "checkout", _replace_if_closed)
         unbound = "" if strict else rls.SYSTEM
 
         class _Session(Session):

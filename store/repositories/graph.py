@@ -20,7 +20,6 @@ from sqlalchemy.orm import aliased
 from engine.graph import Action, fold
 from store.models import Entity, EntityAlias, Passage
 from store.models import Fact as FactRow
-from store.repositories.search import relax_vector_scan
 
 __all__ = [
     "EntityView",
@@ -118,7 +117,6 @@ async def entity_candidates(
         .where(EntityAlias.tenant_id == tenant_id, EntityAlias.memory_pk == memory_pk, closeness >= NAME_SIMILARITY)
         .order_by(closeness.desc(), EntityAlias.entity_id).limit(limit)
     )
-    await relax_vector_scan(session)
     distance = Entity.embedding.cosine_distance(_vector(vector))
     by_meaning = (
         select(Entity.id)

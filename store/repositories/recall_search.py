@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.recall.fusion import fuse
-from store.repositories.search import ranked_by_meaning, ranked_by_words, relax_vector_scan
+from store.repositories.search import ranked_by_meaning, ranked_by_words
 
 __all__ = ["Candidates", "Query", "Searched", "search_by_meaning", "search_by_words", "search_candidates"]
 
@@ -120,7 +120,6 @@ async def _facts_by_meaning(
     by_part = list(parts) if len(parts) > 1 else []
     if not broad and not by_part:
         return
-    await relax_vector_scan(session)
     rankings = await ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, limit=into.limit,
                                        vectors=[*broad, *(p.vector for p in by_part)])
     into.broad.extend(rankings[:len(broad)])
@@ -133,6 +132,5 @@ async def _passages_by_meaning(
     vectors = [p.vector for p in parts] or ([whole] if whole is not None else [])
     if not vectors:
         return
-    await relax_vector_scan(session)
     into.passages.extend(await ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk,
                                                  vectors=vectors, kind="passages", limit=into.limit))

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import Select, and_, bindparam, case, cast, exists, func, literal, or_, select, text, union_all
+from sqlalchemy import Select, and_, bindparam, case, cast, exists, func, literal, or_, select, union_all
 from sqlalchemy.dialects.postgresql import REGCONFIG, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,7 +31,6 @@ __all__ = [
     "insert_passages",
     "ranked_by_meaning",
     "ranked_by_words",
-    "relax_vector_scan",
     "search_meaning",
     "search_words",
 ]
@@ -175,7 +174,7 @@ async def ranked_by_meaning(
     limit: int = 20,
 ) -> list[list[int]]:
     """The ids each search by meaning ranks (as `search_meaning` would, nearest first), for several vectors in
-    one statement. The caller relaxes the vector scan in its transaction first (`relax_vector_scan`)."""
+    one statement."""
     if not vectors:
         return []
     values: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
@@ -219,12 +218,9 @@ def _meaning_union(kind: Kind, count: int) -> Any:
 
 async def search_meaning(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, vector: Any, kind: Kind = "facts", limit: int = 20,
-    relax: bool = True,
 ) -> list[Hit]:
-    """Nearest by cosine over the HNSW index; the score is the similarity. `relax=False`: the caller already
-    relaxed the scan in this transaction (one round trip fewer per search)."""
-    if relax:
-        await relax_vector_scan(session)
+    """Nearest by cosine over the HNSW index (its scans relaxed for every connection: `store.db.Database`); the
+    score is the similarity."""
     rows = await session.execute(_meaning_statement(kind), {
         "tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit,
         "vector": np.asarray(vector, dtype=np.float32).tolist()})
@@ -240,12 +236,6 @@ def _meaning_statement(kind: Kind) -> Select[Any]:
             .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
                    model.embedding.is_not(None))
             .order_by(distance).limit(bindparam("limit")))
-
-
-async def relax_vector_scan(session: AsyncSession) -> None:
-    """Let HNSW scans go on past their first candidates: every search filters to one memory, and without this
-    a memory's rows can sit behind other memories' nearer ones (pgvector 0.8 iterative scans)."""
-    await session.execute(text("SET LOCAL hnsw.iterative_scan = 'relaxed_order'"))
 
 
 def fuse(*rankings: Sequence[Hit], limit: int = 20) -> list[Hit]:

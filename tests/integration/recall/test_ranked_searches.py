@@ -51,11 +51,10 @@ async def test_searches_sharing_a_statement_rank_as_each_alone(db: Database) -> 
         together = await search.ranked_by_words(session, queries=queries, **scope)
         alone = [[h.id for h in await search.search_words(session, query=q, kind=k, **scope)] for k, q in queries]
         assert together == alone and all(together[:4]) and together[4] == []
-        await search.relax_vector_scan(session)
         for kind in ("facts", "passages"):
             together = await search.ranked_by_meaning(session, vectors=vectors, kind=kind, **scope)
-            alone = [[h.id for h in await search.search_meaning(session, vector=v, kind=kind, relax=False,
-                                                                  **scope)] for v in vectors]
+            alone = [[h.id for h in await search.search_meaning(session, vector=v, kind=kind, **scope)]
+                     for v in vectors]
             assert together == alone and all(len(r) == 7 for r in together)
 
 
