@@ -164,7 +164,7 @@ async def main() -> None:
     args = parser.parse_args()
     settings = Settings(_env_file=None)
     config = mechanism_config(settings)
-    embedder = make_embedder()
+    embedder = make_embedder(onnx_parallel=settings.onnx_parallel)  # as the gateway builds it
     judge = LocalJudge(embedder)
     async with embedded_database("lethe-bench-recall-cost-") as db:
         timed = Timed(Recaller(embedder=embedder, judge=judge, config=config,

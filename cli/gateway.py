@@ -55,7 +55,7 @@ def build_recaller(settings: Settings) -> Recaller | None:
     """The gateway's recall, or None when `LETHE_RECALL` is off (decorate then is what it was without it)."""
     if not settings.recall:
         return None
-    embedder = build_embedder(settings)
+    embedder = build_embedder(settings, parallel=settings.onnx_parallel)
     return Recaller(embedder=embedder, judge=build_judge(settings, embedder), config=mechanism_config(settings),
                     deadline_seconds=settings.recall_inline_deadline_ms / 1000,
                     language=check_language(settings.search_language))

@@ -39,8 +39,10 @@ def _openai(settings: Settings) -> dict[str, Any]:
             "openai_max_retries": settings.openai_max_retries}
 
 
-def build_embedder(settings: Settings) -> Embedder:
-    return make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads,
+def build_embedder(settings: Settings, *, parallel: int = 1) -> Embedder:
+    """The embedder the settings name; `parallel`: texts of one call the embedded model runs at once (the
+    gateway's recall passes `onnx_parallel`)."""
+    return make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads, onnx_parallel=parallel,
                          model_cache=settings.model_cache, openai_model=settings.openai_embedding_model,
                          **_openai(settings))
 

@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     openai_timeout_seconds: float = Field(default=20.0, gt=0)
     openai_max_retries: int = Field(default=3, ge=0)
     onnx_threads: int = Field(default=1, ge=1)
+    # The gateway's embedded model runs this many texts of one call at once, each on a thread of its own: a new
+    # message's parts are embedded side by side while the agent waits. The lane runs its batches one text at a
+    # time, leaving the other cores to the gateway.
+    onnx_parallel: int = Field(default=2, ge=1)
     # Where the embedded model's int8 form is kept once made (providers/onnx_int8.py); unset: the user's cache.
     model_cache: Path | None = None
     # The Postgres text search configuration for the word indexes of facts and passages (`simple` keeps every

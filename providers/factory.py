@@ -32,6 +32,7 @@ def make_embedder(
     *,
     kind: Kind = "local",
     onnx_threads: int = 1,
+    onnx_parallel: int = 1,
     model_cache: Path | None = None,
     openai_base_url: str = "https://api.openai.com/v1",
     openai_api_key: str | None = None,
@@ -44,7 +45,7 @@ def make_embedder(
     """The embedder `kind` names, behind a content-hash cache."""
     inner: Embedder
     if kind == "local":
-        inner = LocalEmbedder(threads=onnx_threads, model_cache=model_cache)
+        inner = LocalEmbedder(threads=onnx_threads, parallel=onnx_parallel, model_cache=model_cache)
     elif kind == "openai":
         inner = OpenAIEmbedder(
             base_url=openai_base_url,

@@ -62,6 +62,20 @@ async def test_bad_input_names_the_field(local_embedder: CachingEmbedder) -> Non
 def test_threads_must_be_positive() -> None:
     with pytest.raises(InvalidInput):
         LocalEmbedder(threads=0)
+    with pytest.raises(InvalidInput):
+        LocalEmbedder(parallel=0)
+
+
+async def test_texts_shared_among_threads_come_back_in_their_places() -> None:
+    """With `parallel`, a call's texts run on several threads at once: each vector is the one the text gets on
+    its own, in the text's place."""
+    embedder = LocalEmbedder(threads=1, parallel=3)
+    texts = ["Keep 8500 units exact.", "Who owns the follow-up on LTH-500?", "", "The refund line moved.",
+             "word " * 70, "Dana took the checkout migration."]
+    together = await embedder.embed(texts)
+    alone = np.vstack([embedder.embed_sync([text]) for text in texts])
+    assert together.shape == (6, 384) and np.allclose(together, alone, atol=1e-6)
+    assert np.allclose(await embedder.embed(texts[:1]), alone[:1], atol=1e-6)
 
 
 @pytest.mark.parametrize("int8", [True, False])
