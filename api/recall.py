@@ -80,6 +80,23 @@ def _abandon(task: asyncio.Future[Any], progress: _Progress) -> None:
     _let_go(task)
 
 
+async def _finished(task: asyncio.Future[Any] | None) -> None:
+    """Wait for a task querying on a session its caller is about to close, whatever the task ends with: a
+    session closed under a query in flight would break its connection. A cancellation meanwhile is raised
+    once the task is done."""
+    if task is None:
+        return
+    _let_go(task)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+
+
 def new_user_text(history: Sequence[Mapping[str, Any]]) -> str | None:
     """The text of the request's last item when it is a user message: only then can there be a new turn."""
     if not history or item_kind(history[-1]) != "user":
@@ -146,6 +163,10 @@ class Recaller:
     # are embedded only once the memory is read and found to hold something. Embedding runs on in its thread
     # even when its task is cancelled, taking a core from the call it would only have slowed down.
     barren: LRUCache[tuple[str, str], bool] = field(default_factory=lambda: LRUCache(maxsize=10_000))
+    # Each memory's pk as last read: with it, the message's search by words runs beside the first read instead
+    # of after it. A memory erased and made again has a new pk, which the first read tells (the search then
+    # runs again with it).
+    pks: LRUCache[tuple[str, str], int] = field(default_factory=lambda: LRUCache(maxsize=10_000))
 
     async def find(self, db: Database, *, tenant_id: str, memory_id: str,
                    history: Sequence[Mapping[str, Any]]) -> Found | None:
@@ -210,12 +231,22 @@ class Recaller:
         embedding = None if key in self.barren else asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
         talk_embedding: asyncio.Future[Any] | None = None
         async with db.session() as session, db.session() as passages_session:
+            async def words(pk: int, texts: list[str], word_parts: list[str]) -> None:
+                async with progress.step():
+                    await search_by_words(passages_session, tenant_id=tenant_id, memory_pk=pk, texts=texts,
+                                          parts=word_parts, language=self.language, into=progress.searched)
+
+            message_words = ([text], parts if len(parts) > 1 else [])
+            known_pk = self.pks.get(key) if embedding is not None else None
+            # On the other connection, so both start their transactions at once too.
+            by_words = asyncio.ensure_future(words(known_pk, *message_words)) if known_pk is not None else None
             try:
                 async with progress.step():
                     start = await recall.recall_start(session, tenant_id=tenant_id, memory_id=memory_id)
                 if start is None or not start.recallable:
                     self.barren[key] = True
                     return None
+                self.pks[key] = start.pk
                 if embedding is None:
                     self.barren.pop(key, None)
                     embedding = asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
@@ -232,10 +263,15 @@ class Recaller:
                 talk_parts = split_parts(dialogue) if talk else []
                 if talk_parts:
                     talk_embedding = asyncio.ensure_future(self.embedder.embed(talk_parts, scope=scope))
-                async with progress.step():
-                    await search_by_words(session, tenant_id=tenant_id, memory_pk=pk, texts=[text, *talk],
-                                          parts=parts if len(parts) > 1 else [], language=self.language,
-                                          into=progress.searched)
+                if by_words is not None and known_pk == pk:
+                    await by_words
+                    if talk:
+                        await words(pk, talk, [])
+                else:
+                    await _finished(by_words)
+                    progress.searched = Searched()  # a stale pk's search found nothing of this memory's
+                    await words(pk, [*message_words[0], *talk], message_words[1])
+                by_words = None
                 progress.mark("words searched")
                 vectors = await embedding
                 progress.embedded = True
@@ -260,6 +296,8 @@ class Recaller:
                     embedding.cancel()
                 if talk_embedding is not None:
                     talk_embedding.cancel()
+                # A query in flight is let finish, so its connection goes back whole (the module's docstring).
+                await _finished(by_words)
             candidates = progress.searched.candidates()
             progress.searches_done = True
             progress.mark("meaning searched")

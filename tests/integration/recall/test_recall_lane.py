@@ -220,3 +220,44 @@ async def test_a_find_left_by_its_deadline_gives_its_connections_back(
         assert dropped == []
     finally:
         await own.dispose()
+
+
+async def test_a_memory_erased_and_made_again_is_searched_as_the_new_one(
+    recall_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    """Recall keeps each memory's pk to search by words beside its first read: the same id erased and made
+    again is another memory, whose fact only the search by words finds (an identifier, in a sentence far in
+    meaning from the question) is found as a recaller that never knew the old memory finds it."""
+    tenant_id, key = tenant
+    await Talk(recall_http, key, "again").turn("Hello, let's get started on the launch plan.")
+    await lane_idle(db, tenant_id)
+    await write_note(db, tenant_id, "again", "notes-old", STAGING[:1], datetime.now(UTC))
+    await lane_idle(db, tenant_id)
+    knowing = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=30)
+    old = await knowing.find(db, tenant_id=tenant_id, memory_id="again", history=[{"role": "user", "content": Q1}])
+    assert old is not None and "ZX-4471" in " ".join(getattr(i, "note", "") for i in old.items)
+    old_pk = knowing.pks[tenant_id, "again"]
+
+    assert (await recall_http.delete("/v1/memories/again", headers=auth(key))).status_code == 200
+    remade = Talk(recall_http, key, "again")
+    await remade.turn("Hello again, a new plan.")
+    await lane_idle(db, tenant_id)
+    # Two dozen facts nearer the question in meaning than the one it names.
+    near = [{"note": f"The {place} server deploy code is QA-{n}.", "subject": f"{place} server", "object": f"QA-{n}"}
+            for n, place in enumerate(["staging", "billing", "search", "mobile", "payments", "reporting"] * 4)]
+    named = {"note": "Order ZX-8080 is the garden bench delivery.", "subject": "order ZX-8080",
+             "object": "garden bench"}
+    await write_note(db, tenant_id, "again", "notes-new", [*near, named], datetime.now(UTC))
+    await lane_idle(db, tenant_id)
+    # A reply after the facts: the lane prepares the next message's walk, which the message's hits join unjudged.
+    await remade.turn("Let's review the servers first.")
+    await lane_idle(db, tenant_id)
+    question = [{"role": "user", "content": "Is ZX-8080 still the deploy code we use?"}]
+    found = await knowing.find(db, tenant_id=tenant_id, memory_id="again", history=question)
+    assert knowing.pks[tenant_id, "again"] != old_pk
+    fresh = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=30)
+    expected = await fresh.find(db, tenant_id=tenant_id, memory_id="again", history=question)
+    assert found is not None and expected is not None and found.provenance == "prepared"
+    notes = [getattr(i, "note", "") for i in found.items]
+    assert named["note"] in notes, notes
+    assert notes == [getattr(i, "note", "") for i in expected.items]
