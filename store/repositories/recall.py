@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Select, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,6 +21,7 @@ from engine.messages import StoredMessage
 from engine.recall.grouping import Recalled, RecalledFact, RecalledPassage
 from store.models import Entity, Memory, Message, Passage, RecallBlock, RecallWalk
 from store.models import Fact as FactRow
+from store.query_vectors import query_vector
 
 __all__ = [
     "BlockRow",
@@ -96,18 +96,24 @@ class RecallStart:
 
 async def recall_start(session: AsyncSession, *, tenant_id: str, memory_id: str) -> RecallStart | None:
     """`memory_turn`, `has_recallable` and `prepared_walk` in one round trip (the hot path's first read)."""
+    row = (await session.execute(_start_statement(), {"tenant_id": tenant_id, "memory_id": memory_id})).one_or_none()
+    if row is None:
+        return None
+    pk, last_turn, recallable, levels = row
+    return RecallStart(pk, last_turn, bool(recallable), _levels(levels))
+
+
+@functools.cache
+def _start_statement() -> Select[Any]:
+    """Built once, as the hot path's other reads are (`_facts_statement`)."""
+    tenant_id = bindparam("tenant_id")
     facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == Memory.id, _usable())
     passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == Memory.id)
     walk = (select(RecallWalk.levels)
             .where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == Memory.id,
                    RecallWalk.for_turn == Memory.last_turn + 1).scalar_subquery())
-    row = (await session.execute(
-        select(Memory.id, Memory.last_turn, or_(facts, passages), walk)
-        .where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id))).one_or_none()
-    if row is None:
-        return None
-    pk, last_turn, recallable, levels = row
-    return RecallStart(pk, last_turn, bool(recallable), _levels(levels))
+    return (select(Memory.id, Memory.last_turn, or_(facts, passages), walk)
+            .where(Memory.tenant_id == tenant_id, Memory.memory_id == bindparam("memory_id")))
 
 
 def _levels(levels: list[list[int]] | None) -> dict[int, int] | None:
@@ -229,7 +235,16 @@ async def bridges(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact
     weighed (an entity a thousand facts hang on would otherwise cost a distance to each)."""
     if not fact_ids or limit < 1:
         return []
-    ids = list(fact_ids)
+    rows = await session.execute(_bridges_statement(), {
+        "tenant_id": tenant_id, "memory_pk": memory_pk, "ids": list(fact_ids), "vector": vector, "limit": limit,
+        "reach": reach})
+    return list(rows.scalars())
+
+
+@functools.cache
+def _bridges_statement() -> Select[Any]:
+    tenant_id, memory_pk = bindparam("tenant_id"), bindparam("memory_pk")
+    ids = bindparam("ids", expanding=True)
     ends = (select(FactRow.subject_entity_id.label("entity"))
             .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))
             .union(select(FactRow.object_entity_id)
@@ -238,10 +253,9 @@ async def bridges(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact
             .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(),
                    FactRow.retired_at.is_(None), FactRow.id.not_in(ids), FactRow.embedding.is_not(None),
                    or_(FactRow.subject_entity_id.in_(ends), FactRow.object_entity_id.in_(ends)))
-            .order_by(FactRow.id.desc()).limit(reach).subquery("near"))
-    distance = near.c.embedding.cosine_distance(np.asarray(vector, dtype=np.float32).tolist())
-    rows = await session.execute(select(near.c.id).order_by(distance, near.c.id.desc()).limit(limit))
-    return list(rows.scalars())
+            .order_by(FactRow.id.desc()).limit(bindparam("reach")).subquery("near"))
+    distance = near.c.embedding.cosine_distance(query_vector("vector", FactRow.embedding.type.dim))
+    return select(near.c.id).order_by(distance, near.c.id.desc()).limit(bindparam("limit"))
 
 
 async def passage_rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
@@ -258,11 +272,18 @@ async def passage_rating_texts(session: AsyncSession, *, tenant_id: str, memory_
 
 async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
                           ) -> dict[int, RecalledPassage]:
-    rows = await session.execute(
-        select(Passage.id, Passage.text, Passage.first_turn, Passage.last_turn, Passage.at)
-        .where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk, Passage.id.in_(list(ids)))
-    )
+    if not ids:
+        return {}
+    rows = await session.execute(_passages_statement(), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                          "ids": list(ids)})
     return {i: RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at) for i, t, a, b, at in rows}
+
+
+@functools.cache
+def _passages_statement() -> Select[Any]:
+    return (select(Passage.id, Passage.text, Passage.first_turn, Passage.last_turn, Passage.at)
+            .where(Passage.tenant_id == bindparam("tenant_id"), Passage.memory_pk == bindparam("memory_pk"),
+                   Passage.id.in_(bindparam("ids", expanding=True))))
 
 
 def items_to_json(items: Sequence[Recalled]) -> list[dict[str, Any]]:

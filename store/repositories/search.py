@@ -23,6 +23,7 @@ from engine.recall.fusion import fuse as fuse_ranks
 from store.models import Episode as EpisodeRow
 from store.models import Passage
 from store.models.searchable import SearchableFact, SearchablePassage
+from store.query_vectors import query_vector
 
 __all__ = [
     "Hit",
@@ -178,7 +179,7 @@ async def ranked_by_meaning(
     if not vectors:
         return []
     values: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
-    values.update({f"vector_{b}": np.asarray(v, dtype=np.float32).tolist() for b, v in enumerate(vectors)})
+    values.update({f"vector_{b}": v for b, v in enumerate(vectors)})
     rows = await session.execute(_meaning_union(kind, len(vectors)), values)
     return _rankings(len(vectors), ((b, i, float(d)) for b, i, d in rows))
 
@@ -207,7 +208,7 @@ def _meaning_union(kind: Kind, count: int) -> Any:
     model, _, live = _table(kind)
     branches = []
     for b in range(count):
-        distance = model.embedding.cosine_distance(bindparam(f"vector_{b}", type_=model.embedding.type))
+        distance = model.embedding.cosine_distance(query_vector(f"vector_{b}", model.embedding.type.dim))
         one = (select(model.id, distance.label("distance"))
                .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
                       model.embedding.is_not(None))
@@ -222,8 +223,7 @@ async def search_meaning(
     """Nearest by cosine over the HNSW index (its scans relaxed for every connection: `store.db.Database`); the
     score is the similarity."""
     rows = await session.execute(_meaning_statement(kind), {
-        "tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit,
-        "vector": np.asarray(vector, dtype=np.float32).tolist()})
+        "tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit, "vector": vector})
     return [Hit(kind, i, t, 1.0 - float(d), at) for i, t, d, at in rows]
 
 
@@ -231,7 +231,7 @@ async def search_meaning(
 def _meaning_statement(kind: Kind) -> Select[Any]:
     """The search by meaning, built once (see `_words_statement`)."""
     model, text_column, live = _table(kind)
-    distance = model.embedding.cosine_distance(bindparam("vector", type_=model.embedding.type))
+    distance = model.embedding.cosine_distance(query_vector("vector", model.embedding.type.dim))
     return (select(model.id, text_column, distance, model.at)
             .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
                    model.embedding.is_not(None))
