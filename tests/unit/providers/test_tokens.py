@@ -74,3 +74,17 @@ def test_tiktoken_reads_its_vocabularies_from_the_filled_cache_without_downloadi
     monkeypatch.setattr(tiktoken.load, "read_file", lambda blob: pytest.fail(f"tiktoken tried to fetch {blob}"))
     for build in (openai_public.o200k_base, openai_public.cl100k_base):
         assert len(build()["mergeable_ranks"]) > 100_000
+
+
+def test_remembered_counts_are_each_encodings_own() -> None:
+    """Long texts' counts are remembered by digest: the same text counts as tiktoken counts it, per encoding,
+    however often it is asked (a recall block standing in the view is counted on every decorate)."""
+    counter = TiktokenCounter(remembered=2)
+    texts = ["Remembered facts, grouped by what they are about. " * 8, "日本語のテキスト、" * 40,
+             "lone \ud800 surrogate " * 20]
+    for _ in range(3):
+        for text in texts:
+            for model, encoding in (("gpt-4o", "o200k_base"), ("gpt-4-turbo", "cl100k_base")):
+                expected = len(load_encoding(encoding).encode(text, disallowed_special=()))
+                assert counter.count_text(text, model=model) == expected
+    assert counter.count_text(texts[1], model="gpt-4o") != counter.count_text(texts[1], model="gpt-4-turbo")
