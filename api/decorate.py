@@ -95,6 +95,9 @@ async def decorate(
             decided = await _decide(ctx, session, call, tenant_id=tenant_id, memory=memory, history=history,
                                     known=known, now=now, recall_coming=coming)
             await _save_plan(session, decided, tenant_id=tenant_id, memory=memory, now=now)
+            if coming:
+                # Written while recall is still finding: what is left after it is the block and the answer.
+                await session.flush()
             planned = time.perf_counter()
             found = await finding if coming and finding is not None else None
             recalled = time.perf_counter()
