@@ -47,7 +47,7 @@ from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
 from providers.factory import make_embedder, make_token_counter  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402
-from store.db import Database  # noqa: E402
+from store.db import Database, bind_tenant  # noqa: E402
 from store.repositories import tenants  # noqa: E402
 
 PEOPLE = ["Dana", "Priya", "Tomasz", "Ingrid", "Kofi", "Mireille", "Oskar", "Yuki", "Rafael", "Leila"]
@@ -166,20 +166,24 @@ async def main() -> None:
     config = mechanism_config(settings)
     embedder = make_embedder(onnx_parallel=settings.onnx_parallel)  # as the gateway builds it
     judge = LocalJudge(embedder)
-    async with embedded_database("lethe-bench-recall-cost-") as db:
+    async with embedded_database("lethe-bench-recall-cost-") as owner:
+        # The gateway's and the lane's connections: the app role, under row-level security, with the tenant bound
+        # (the owner's whole view plans some searches otherwise). The owner writes the bench's facts.
+        db = Database(owner.url, role=settings.db_role, strict=True)
         timed = Timed(Recaller(embedder=embedder, judge=judge, config=config,
                                deadline_seconds=args.deadline_ms / 1000))
         off = HotPath(db=db, counter=make_token_counter(), config=config)
         on = HotPath(db=db, counter=make_token_counter(), config=config, recaller=timed)  # type: ignore[arg-type]
         lane = RecallActivities(db=db, judge=judge, embedder=embedder, config=config)
-        async with db.session() as session, session.begin():
+        async with owner.session() as session, session.begin():
             tenant = (await tenants.create_tenant(session, name="recall-cost")).id
+        bind_tenant(tenant)
         turns: dict[str, int] = {}
         for seed, (label, ctx) in enumerate((("off", off), ("on", on)), start=1):
             turns[label] = await _grow(ctx, tenant, label, args.size)
             # Facts of their own (another seed): two memories holding the same vectors would put a twin beside
             # every one of the recall memory's facts in the index, there for a search to read and filter out.
-            await _add_facts(db, tenant, label, args.facts, seed=seed)
+            await _add_facts(owner, tenant, label, args.facts, seed=seed)
         await _prepare(lane, tenant, "on")
         # Warm both (first embeddings, first plans), untimed.
         for label, ctx in (("off", off), ("on", on)):
@@ -219,6 +223,7 @@ async def main() -> None:
         print(f"p50 ratio, recall on to off: {results['p50_ratio_on_to_off']} (median of both: "
               f"{statistics.median(timings['on']):.1f} / {statistics.median(timings['off']):.1f} ms)")
         write_result(args.out, results)
+        await db.dispose()
 
 
 if __name__ == "__main__":
