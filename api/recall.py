@@ -231,10 +231,11 @@ class Recaller:
         embedding = None if key in self.barren else asyncio.ensure_future(self.embedder.embed(parts, scope=scope))
         talk_embedding: asyncio.Future[Any] | None = None
         async with db.session() as session, db.session() as passages_session:
-            async def words(pk: int, texts: list[str], word_parts: list[str]) -> None:
+            async def words(pk: int, texts: list[str], word_parts: list[str], on: Any = passages_session,
+                            into: Searched | None = None) -> None:
                 async with progress.step():
-                    await search_by_words(passages_session, tenant_id=tenant_id, memory_pk=pk, texts=texts,
-                                          parts=word_parts, language=self.language, into=progress.searched)
+                    await search_by_words(on, tenant_id=tenant_id, memory_pk=pk, texts=texts, parts=word_parts,
+                                          language=self.language, into=into or progress.searched)
 
             message_words = ([text], parts if len(parts) > 1 else [])
             known_pk = self.pks.get(key) if embedding is not None else None
@@ -264,9 +265,12 @@ class Recaller:
                 if talk_parts:
                     talk_embedding = asyncio.ensure_future(self.embedder.embed(talk_parts, scope=scope))
                 if by_words is not None and known_pk == pk:
-                    await by_words
-                    if talk:
-                        await words(pk, talk, [])
+                    # The dialogue's own search on the first connection, while the message's may still run; its
+                    # ranking goes after the message's, as one statement would have put it (fusion breaks ties
+                    # by order).
+                    talk_words = Searched()
+                    await asyncio.gather(by_words, *([words(pk, talk, [], session, talk_words)] if talk else []))
+                    progress.searched.broad.extend(talk_words.broad)
                 else:
                     await _finished(by_words)
                     progress.searched = Searched()  # a stale pk's search found nothing of this memory's

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, exists, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import REAL, Select, and_, bindparam, cast, exists, func, or_, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -194,11 +194,8 @@ class RatingTexts:
 async def rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int],
                        via: Sequence[int], dialogue: str) -> RatingTexts:
     """The dialogue (with the facts that led the walk to these, when any) and the facts' sentences."""
-    rows = (await session.execute(
-        select(FactRow.id, FactRow.note, FactRow.embedding)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(),
-               FactRow.id.in_([*ids, *via]))
-    )).all()
+    rows = (await session.execute(_rating_statement(), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                         "ids": [*ids, *via]})).all()
     notes = {i: note for i, note, _ in rows}
     if via:
         # One note a line, as it was written: a judge that reads the context by its lines finds them as stored.
@@ -208,24 +205,43 @@ async def rating_texts(session: AsyncSession, *, tenant_id: str, memory_pk: int,
     return RatingTexts(dialogue, [notes.get(i, "") for i in ids], vectors)
 
 
+def _as_floats(embedding: Any) -> Any:
+    """A stored vector read as `real[]`: the driver decodes that array itself, where the `vector` type is parsed
+    from its text one number at a time in Python (sixteen facts' vectors cost milliseconds a step of the walk)."""
+    return cast(embedding, ARRAY(REAL)).label("embedding")
+
+
+@functools.cache
+def _rating_statement() -> Select[Any]:
+    return (select(FactRow.id, FactRow.note, _as_floats(FactRow.embedding))
+            .where(FactRow.tenant_id == bindparam("tenant_id"), FactRow.memory_pk == bindparam("memory_pk"),
+                   _usable(), FactRow.id.in_(bindparam("ids", expanding=True))))
+
+
 async def neighbours(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_ids: Sequence[int],
                      limit: int = 32) -> list[int]:
     """Current facts across the entities of these facts (the walk's next level), newest first."""
-    ends = (await session.execute(
-        select(FactRow.subject_entity_id, FactRow.object_entity_id)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(list(fact_ids)))
-    )).all()
-    entity_ids = sorted({e for pair in ends for e in pair if e is not None})
-    if not entity_ids:
+    if not fact_ids:
         return []
-    rows = await session.execute(
-        select(FactRow.id)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(),
-               FactRow.retired_at.is_(None), FactRow.id.not_in(list(fact_ids)),
-               or_(FactRow.subject_entity_id.in_(entity_ids), FactRow.object_entity_id.in_(entity_ids)))
-        .order_by(FactRow.id.desc()).limit(limit)
-    )
+    rows = await session.execute(_neighbours_statement(), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                            "ids": list(fact_ids), "limit": limit})
     return list(rows.scalars())
+
+
+@functools.cache
+def _neighbours_statement() -> Select[Any]:
+    """One round trip: the entities of the facts, then the current facts on them."""
+    tenant_id, memory_pk = bindparam("tenant_id"), bindparam("memory_pk")
+    ids = bindparam("ids", expanding=True)
+    ends = (select(FactRow.subject_entity_id.label("entity"))
+            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))
+            .union(select(FactRow.object_entity_id)
+                   .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))))
+    return (select(FactRow.id)
+            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable(),
+                   FactRow.retired_at.is_(None), FactRow.id.not_in(ids),
+                   or_(FactRow.subject_entity_id.in_(ends), FactRow.object_entity_id.in_(ends)))
+            .order_by(FactRow.id.desc()).limit(bindparam("limit")))
 
 
 async def bridges(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_ids: Sequence[int], vector: Any,
@@ -263,7 +279,7 @@ async def passage_rating_texts(session: AsyncSession, *, tenant_id: str, memory_
     """What the judge reads to rate these passages ("" for one gone meanwhile), and the vector stored with each
     (the embedder made it when the passage was cut)."""
     rows = (await session.execute(
-        select(Passage.id, Passage.text, Passage.embedding)
+        select(Passage.id, Passage.text, _as_floats(Passage.embedding))
         .where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk, Passage.id.in_(list(ids)))
     )).all()
     texts = {i: text for i, text, _ in rows}
