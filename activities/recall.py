@@ -54,8 +54,10 @@ class RecallActivities:
 
     @activity.defn
     async def prepare_recall(self, params: JobInput) -> int:
-        """After a reply: walk from the turn's user message and reply, for the next message to find ready.
-        Returns how many facts it rated (0 when there is nothing to walk or the next message came first)."""
+        """After a reply: walk from the memory's latest turn, its user message and reply, for the next message
+        to find ready. Returns how many facts it rated (0 when there is nothing to walk, the walk is already
+        there, or the latest turn has no reply yet). It reads the memory's newest turn, not its event's, so
+        it can run ahead of the lane (`workflows.memory`, `RECALL_AHEAD_PATCH`)."""
         memory, event = params.memory, params.event
         with job_span("prepare_recall", memory.tenant_id, event):
             async with self.db.session() as session:
@@ -72,7 +74,8 @@ class RecallActivities:
                     return 0
                 messages = await recall.turn_messages(session, tenant_id=memory.tenant_id, memory_pk=pk,
                                                       first_turn=turn, last_turn=turn)
-            if not messages:
+            # Before the turn's reply is in, the walk would miss it; the report that brings it prepares it.
+            if not any(m.kind not in ("user", "instruction") for m in messages):
                 return 0
             scope = UsageScope(memory.tenant_id, memory.memory_id)
             dialogue = messages_text(messages, limit=DIALOGUE_CHARS)

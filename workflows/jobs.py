@@ -21,6 +21,7 @@ __all__ = [
     "LANE_RETRY",
     "PREPARE_RECALL",
     "PREPARE_SLEEP",
+    "RECALL_AHEAD_PATCH",
     "RECALL_PATCH",
     "SCORE_BOUNDARIES",
     "SCORE_TRACES",
@@ -96,7 +97,17 @@ RECALL_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
 RECALL_PATCH = "recall"
 
 
-def jobs_for(kind: str, *, graph: bool = True, recall: bool = True) -> tuple[Job, ...]:
-    """The jobs of an event kind; `graph=False` / `recall=False` for histories recorded before those jobs."""
+# Recall ahead (workflow patch `RECALL_AHEAD_PATCH`): the walk is prepared beside the lane as soon as a reply
+# is announced, not when the lane reaches its report. A walk prepared behind a backlog (a bulk import, a slow
+# judge) comes after the next message and is worthless; prepare_recall only reads the graph and writes its
+# own row, so it races no job. The report then runs its other jobs in order as before.
+RECALL_AHEAD_PATCH = "recall-ahead"
+
+
+def jobs_for(kind: str, *, graph: bool = True, recall: bool = True, ahead: bool = False) -> tuple[Job, ...]:
+    """The jobs of an event kind; `graph=False` / `recall=False` for histories recorded before those jobs,
+    `ahead=True` when the walk is prepared beside the lane (then no event runs it)."""
     jobs = (GRAPH_JOBS_BY_KIND if graph else JOBS_BY_KIND).get(kind, ())
-    return jobs + RECALL_JOBS_BY_KIND.get(kind, ()) if recall else jobs
+    if not recall:
+        return jobs
+    return jobs + tuple(j for j in RECALL_JOBS_BY_KIND.get(kind, ()) if not (ahead and j is PREPARE_RECALL))

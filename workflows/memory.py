@@ -10,6 +10,7 @@ keep the recorded histories in `tests/replay/` passing (README, "Operating").
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
@@ -29,7 +30,16 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import search_attributes as sa
     from workflows.details import describe
-    from workflows.jobs import GRAPH_PATCH, LANE_RETRY, PREPARE_SLEEP, RECALL_PATCH, Job, jobs_for
+    from workflows.jobs import (
+        GRAPH_PATCH,
+        LANE_RETRY,
+        PREPARE_RECALL,
+        PREPARE_SLEEP,
+        RECALL_AHEAD_PATCH,
+        RECALL_PATCH,
+        Job,
+        jobs_for,
+    )
     from workflows.state import LaneState, MemoryWorkflowInput
     from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
 
@@ -48,6 +58,12 @@ class MemoryWorkflow:
         self.memory = MemoryRef(tenant_id=params.tenant_id, memory_id=params.memory_id)
         self.timer = WakeTimer()
         self.running: EventRef | None = None
+        # Recall ahead: the newest event number its walk was prepared after, and whether one is being prepared.
+        self.ahead = False
+        self.ahead_seen = 0
+        self.ahead_busy = False
+        self.stopping = False
+        self.ahead_task: asyncio.Task[None] | None = None
 
     @workflow.signal(name=EVENTS_SIGNAL)
     def events(self, newest_seq: int) -> None:
@@ -66,6 +82,10 @@ class MemoryWorkflow:
             [sa.TENANT.value_set(params.tenant_id), sa.MEMORY.value_set(params.memory_id)]
         )
         self._show()
+        # Histories recorded before recall ahead replay without it: the walk then runs in the report's turn.
+        self.ahead = workflow.patched(RECALL_AHEAD_PATCH)
+        if self.ahead:
+            self.ahead_task = asyncio.create_task(self._recall_ahead())
         while True:
             self.timer.move(
                 sleep_due(self.state.status, self.state.sleep_tried_for),
@@ -77,9 +97,27 @@ class MemoryWorkflow:
             if self._has_work():
                 await self._drain_lane()
             if self._should_continue():
-                # Handlers finish first so no signal is lost between this run and the next.
-                await workflow.wait_condition(workflow.all_handlers_finished)
+                # Handlers finish first so no signal is lost between this run and the next; a walk being
+                # prepared ahead finishes too (the next run prepares again for what came meanwhile).
+                self.stopping = True
+                await workflow.wait_condition(lambda: workflow.all_handlers_finished() and not self.ahead_busy)
                 workflow.continue_as_new(MemoryWorkflowInput(params.tenant_id, params.memory_id, self.state))
+
+    async def _recall_ahead(self) -> None:
+        """Beside the lane: after each announced event, the walk for the next user message (prepare_recall
+        walks the memory's latest turn once its reply is in, and does nothing when it is not or the walk is
+        already there)."""
+        while True:
+            await workflow.wait_condition(lambda: self.stopping or self.state.known_seq > self.ahead_seen)
+            if self.stopping:
+                return
+            self.ahead_seen = self.state.known_seq
+            self.ahead_busy = True
+            try:
+                await self._run_job(PREPARE_RECALL, JobInput(
+                    memory=self.memory, event=EventRef(seq=self.ahead_seen, kind="announced")), seq=self.ahead_seen)
+            finally:
+                self.ahead_busy = False
 
     def _has_work(self) -> bool:
         return self.state.known_seq > self.state.done_seq
@@ -109,7 +147,7 @@ class MemoryWorkflow:
         graph = event.kind in ("decorate", "facts_written") and workflow.patched(GRAPH_PATCH)
         # So did recall's: the same, under its own patch.
         recall = event.kind in ("decorate", "report") and workflow.patched(RECALL_PATCH)
-        for job in jobs_for(event.kind, graph=graph, recall=recall):
+        for job in jobs_for(event.kind, graph=graph, recall=recall, ahead=self.ahead):
             await self._run_job(job, JobInput(memory=self.memory, event=event), seq=event.seq)
         status = await workflow.execute_activity(
             "record_event", RunEventInput(memory=self.memory, event=event),
