@@ -153,9 +153,6 @@ def grow(conversation: Conversation, size: int, per_call: int, tail: int = 200) 
     return stored
 
 
-ROUNDS = 5
-
-
 def add_facts(stack: Stack, memory_ids: list[str], count: int) -> None:
     """`count` facts straight into each memory's graph (see the module's docstring)."""
     import asyncio
@@ -181,8 +178,7 @@ def add_facts(stack: Stack, memory_ids: list[str], count: int) -> None:
 
 def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: float = 20,
         tail: int = 200, facts: int = 0, think: float = 0.0) -> list[dict[str, Any]]:
-    """Grow one memory per size, then time them in interleaved rounds, so the machine's load (and the lane
-    still working through the imports) falls on every size alike."""
+    """Grow one memory per size, then time them turn by turn across the memories."""
     conversations: dict[int, Conversation] = {}
     grown: dict[int, dict[str, float]] = {}
     with stack.client() as client:
@@ -201,15 +197,17 @@ def run(stack: Stack, sizes: list[int], samples: int, ceiling: int, settle: floa
             print(f"  ceiling {ceiling}: {facts:,} facts added to each memory's graph", flush=True)
         lane_s = wait_for_lane(stack, settle)
         times = {size: {"decorate": [], "report": [], "turn": []} for size in sizes}
-        for _ in range(ROUNDS):
+        # Turn by turn across the memories: the machine's load falls on every size alike, and each memory's
+        # next message comes after the other memories' turns (and `think`), as a user's reply would come
+        # after reading, not in the same millisecond as the report.
+        for _ in range(samples):
             for size in sizes:
-                for _ in range(samples // ROUNDS):
-                    before = time.perf_counter()
-                    d, r, _ = conversations[size].step()
-                    times[size]["turn"].append((time.perf_counter() - before) * 1000)
-                    times[size]["decorate"].append(d)
-                    times[size]["report"].append(r)
-                    time.sleep(think)
+                before = time.perf_counter()
+                d, r, _ = conversations[size].step()
+                times[size]["turn"].append((time.perf_counter() - before) * 1000)
+                times[size]["decorate"].append(d)
+                times[size]["report"].append(r)
+                time.sleep(think)
         rows = []
         for size in sizes:
             conversation = conversations[size]
