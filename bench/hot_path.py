@@ -4,8 +4,8 @@ For each ceiling, starts `lethe dev` on free ports with a throwaway data directo
 one memory per size through the API itself: a documented bulk import, past turns sent many to a decorate with
 `X-Lethe-Now` ten minutes apart (as an agent importing a transcript would), a scripted model answering every note
 ask, then the last 200 messages turn by turn at the real time. It waits for the lane to catch up (the worker's
-CPU going quiet, at most `--settle` seconds), then times decorate and report for further turns on every memory,
-in interleaved rounds, each sending only its new message: server time from the gateway's `Server-Timing` header,
+CPU going quiet, at most `--settle` seconds), then times decorate and report for further turns, one turn of each
+memory after another, each sending only its new message: server time from the gateway's `Server-Timing` header,
 and the client's time.
 
     .venv/bin/python bench/hot_path.py [--sizes 1000 10000 100000] [--ceilings 0 32000] [--samples 200] \
