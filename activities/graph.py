@@ -17,6 +17,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 from temporalio import activity
 
+from activities.heartbeat import heartbeating
 from activities.tracing import job_span
 from activities.types import JobInput
 from engine.graph import Claim, Judged, Relation, more_specific, plan_fact
@@ -53,6 +54,7 @@ class GraphActivities:
         return [self.update_graph]
 
     @activity.defn
+    @heartbeating
     async def update_graph(self, params: JobInput) -> int:
         """Integrate pending facts, then index sealed episodes; returns how many facts and passages were new."""
         memory, event = params.memory, params.event

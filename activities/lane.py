@@ -13,6 +13,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.fact_traces import score_fact_traces
+from activities.heartbeat import heartbeating
 from activities.history import cut_uncut, score_units
 from activities.tracing import job_span
 from activities.types import EventRef, FetchEventsInput, JobInput, MemoryStatus, ParkInput, RunEventInput, SleepInput
@@ -101,6 +102,7 @@ class LaneActivities:
         return await self.status(memory.tenant_id, memory.memory_id)
 
     @activity.defn
+    @heartbeating
     async def score_boundaries(self, params: JobInput) -> int:
         memory, event = params.memory, params.event
         with job_span("score_boundaries", memory.tenant_id, event), _bad_data_is_final():
@@ -118,6 +120,7 @@ class LaneActivities:
             return cut.episodes
 
     @activity.defn
+    @heartbeating
     async def score_traces(self, params: JobInput) -> int:
         memory, event = params.memory, params.event
         with job_span("score_traces", memory.tenant_id, event), _bad_data_is_final():
@@ -132,6 +135,7 @@ class LaneActivities:
                                            memory_id=memory.memory_id, fact_keys=keys)
 
     @activity.defn
+    @heartbeating
     async def prepare_sleep(self, params: SleepInput) -> MemoryStatus:
         """Score and cut the closed history, so the sleep at the next user message only has to pick what fades;
         the turn in progress stays whole (its user may still be mid-task). Recorded per user message, so a
