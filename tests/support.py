@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import TypeVar
 
 import uvicorn
@@ -20,6 +21,11 @@ from config.settings import Settings
 from store.migrate import upgrade_to_head
 
 T = TypeVar("T")
+
+# How long a test waits for a Temporal dev server (or the time-skipping server) to start. The SDK waits 5 s
+# by default; on two cores busy with another suite or a bench, one has taken longer, and every integration
+# test then errored at setup.
+DEV_SERVER_STARTUP = timedelta(seconds=60)
 
 
 # Below Linux's ephemeral range (32768-60999): a port the OS hands out for "any port" (a server's own internal

@@ -26,7 +26,7 @@ from config.settings import Settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade_to_head
-from tests.support import free_port, serve_gateway
+from tests.support import DEV_SERVER_STARTUP, free_port, serve_gateway
 from workflows import search_attributes as sa
 
 ADMIN_TOKEN = "test-admin-token-" + uuid.uuid4().hex
@@ -53,6 +53,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         ui=False,
         search_attributes=sa.ALL,
         data_converter=lethe_data_converter,
+        dev_server_startup_timeout=DEV_SERVER_STARTUP,
     )
     yield env
     await env.shutdown()

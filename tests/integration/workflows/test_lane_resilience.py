@@ -32,7 +32,7 @@ from providers.judge import Judge
 from store.db import Database
 from tests.integration.workflows.lane_support import http_tenant, scalar, unprocessed
 from tests.integration.workflows.recorded import record_histories
-from tests.support import eventually, free_port, fresh_database, serve_gateway
+from tests.support import DEV_SERVER_STARTUP, eventually, free_port, fresh_database, serve_gateway
 from workflows import search_attributes as sa
 from workflows.memory import MemoryWorkflow, workflow_id
 
@@ -60,7 +60,7 @@ class OwnTemporal:
         self.env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=str(Path(sys.executable).parent / "temporal"), port=self.port, ui=False,
             dev_server_database_filename=self.db_file, search_attributes=sa.ALL,
-            data_converter=lethe_data_converter,
+            data_converter=lethe_data_converter, dev_server_startup_timeout=DEV_SERVER_STARTUP,
             dev_server_extra_args=["--dynamic-config-value",
                                    f"limit.historyCount.suggestContinueAsNew={SUGGEST_CONTINUE_AS_NEW_AFTER}"],
         )

@@ -22,7 +22,7 @@ from config.settings import Settings
 from store.db import Database
 from tests.integration.workflows.lane_support import add_turn, new_tenant, signal, sleeps_prepared, unprocessed
 from tests.integration.workflows.recorded import record_histories
-from tests.support import eventually, fresh_database
+from tests.support import DEV_SERVER_STARTUP, eventually, fresh_database
 from workflows import search_attributes as sa
 from workflows.memory import MemoryWorkflow, workflow_id
 
@@ -33,7 +33,7 @@ TALK = "We are planning the pricing page launch; legal must review the refund li
 async def skipping() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
-        data_converter=lethe_data_converter,
+        data_converter=lethe_data_converter, test_server_startup_timeout=DEV_SERVER_STARTUP,
     )
     # The test server lists nothing, so add every attribute directly.
     await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
