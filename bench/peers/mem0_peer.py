@@ -9,7 +9,7 @@ Interface (the recall bench and the benchmark suite both use it):
     peer.llm_calls   # 0: proof that mem0's LLM was never asked for anything
     peer.close()
 
-- `dsn`: e.g. `pgserver.get_server(dir).get_uri()` (unix socket) or `postgresql://user:pw@host:port/db`. The peer
+- `dsn`: e.g. `store.embedded.running_url(dir)` (unix socket) or `postgresql://user:pw@host:port/db`. The peer
   keeps its rows in its own table (`collection`, default `mem0_bench`) and creates the `vector` extension if missing.
 - `embedder`: the project's embedder (`providers.factory.make_embedder()` or `providers.embedder.LocalEmbedder`),
   plugged in as mem0's embedding model, so mem0 and Lethe compare on the same vectors (384 dimensions).

@@ -24,7 +24,7 @@ from cli.worker import build_worker
 from config.converter import lethe_data_converter
 from config.settings import Settings
 from store.db import Database
-from store.embedded import EmbeddedPostgres
+from store.embedded import EmbeddedPostgres, self_check
 from store.migrate import upgrade_to_head
 from tests.support import DEV_SERVER_STARTUP, free_port, serve_gateway
 from workflows import search_attributes as sa
@@ -39,6 +39,7 @@ def postgres_url() -> Iterator[str]:
     root.chmod(0o755)
     server = EmbeddedPostgres(root / "data")
     url = server.start()
+    asyncio.run(self_check(url, log_file=server.log_file))
     asyncio.run(upgrade_to_head(url))
     yield url
     server.stop()
