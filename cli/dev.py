@@ -18,10 +18,11 @@ from pydantic import SecretStr
 
 from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server, start_worker
 from cli.gateway import build_app
+from cli.postgres_watch import PostgresWatch
 from config.settings import Settings
 from config.temporal import connect_temporal, register_search_attributes
 from store.db import Database
-from store.embedded import EmbeddedPostgres
+from store.embedded import EmbeddedPostgres, EmbeddedPostgresError, self_check
 from store.migrate import upgrade_to_head
 
 __all__ = ["run_dev"]
@@ -106,11 +107,16 @@ async def run_dev(settings: Settings) -> int:
         return 1
 
     postgres = EmbeddedPostgres(data_dir / "postgres")
-    url = postgres.start()
     temporal_log = data_dir / "temporal.log"
     temporal_proc = None
     supervisor: WorkerSupervisor | None = None
     try:
+        try:
+            url = postgres.start()
+            await self_check(url, log_file=postgres.log_file)
+        except EmbeddedPostgresError as exc:
+            print(f"lethe dev cannot start: {exc}", flush=True)
+            return 1
         await upgrade_to_head(url)
         admin_token = _admin_token(settings, data_dir)
         # Upstream keys stored in dev open again on the next run: the secret is kept beside the admin token.
@@ -140,6 +146,8 @@ async def run_dev(settings: Settings) -> int:
         supervisor = WorkerSupervisor(settings.model_copy(update={"log_json": False}), stop)
         worker = asyncio.create_task(supervisor.run(), name="worker")
         gateway = asyncio.create_task(server.serve(), name="gateway")
+        watch = PostgresWatch(postgres, stop)
+        watching = asyncio.create_task(watch.run(), name="postgres-watch")
         while not server.started and not gateway.done():
             await asyncio.sleep(0.05)
         print(_banner(settings, api_key, admin_token, data_dir), flush=True)
@@ -150,7 +158,9 @@ async def run_dev(settings: Settings) -> int:
         stop.set()
         server.should_exit = True
         supervisor.stop_worker()
-        await asyncio.gather(worker, gateway, return_exceptions=True)
+        await asyncio.gather(worker, gateway, watching, return_exceptions=True)
+        if watch.failure is not None:
+            return 1
         if worker in done and worker.exception() is not None:
             raise worker.exception()  # type: ignore[misc]
         if gateway in done and gateway.exception() is not None:

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,20 @@ class DevStack:
             self.output += line
             if time.monotonic() > deadline:
                 raise AssertionError(f"lethe dev did not finish starting:\n{self.output}")
+        # What it prints after the banner (crash reports, stopping) is kept too.
+        self._reader = threading.Thread(target=self._read_rest, daemon=True)
+        self._reader.start()
+
+    def _read_rest(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.output += line
+
+    def wait_for_output(self, text: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.output:
+            assert time.monotonic() < deadline, f"lethe dev never printed {text!r}:\n{self.output}"
+            time.sleep(0.2)
 
     def field(self, name: str) -> str:
         match = re.search(rf"^\s+{name}\s+(\S+)", self.output, re.M)
@@ -73,7 +88,9 @@ class DevStack:
 
     def interrupt(self) -> int:
         self.proc.send_signal(signal.SIGINT)
-        return self.proc.wait(timeout=60)
+        code = self.proc.wait(timeout=60)
+        self._reader.join(timeout=10)
+        return code
 
 
 def _postmaster_pid(env: dict[str, str]) -> int:
@@ -177,5 +194,71 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
             ["curl", "-s", f"http://127.0.0.1:{dev_env['LETHE_PORT']}/v1/memories/demo/workflow",
              "-H", f"Authorization: Bearer {api_key}"], capture_output=True, text=True, check=True).stdout)
         assert link["temporal_ui_url"].startswith(again.field("Temporal UI") + "/namespaces/default/workflows/")
+    finally:
+        assert again.interrupt() == 0
+
+
+def _client_backends(env: dict[str, str]) -> list[psutil.Process]:
+    postmaster = psutil.Process(_postmaster_pid(env))
+    return [p for p in postmaster.children() if "[local]" in " ".join(p.cmdline())]
+
+
+def _decorate_until(url: str, api_key: str, stop: threading.Event, answers: list[httpx.Response]) -> None:
+    auth = {"Authorization": f"Bearer {api_key}"}
+    with httpx.Client(timeout=30) as client:
+        turn = 0
+        while not stop.is_set():
+            turn += 1
+            chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"Turn {turn}: still there?"}]}
+            answers.append(client.post(url, json=chat, headers=auth))
+
+
+def test_dev_stack_reports_a_postgres_crash_answers_503_and_starts_again(dev_env: dict[str, str]) -> None:
+    """SIGKILL on one Postgres backend under load: lethe dev says why, the gateway answers 503 (never 500) until
+    Postgres has recovered by itself, and after Ctrl-C the next start comes up with no manual step."""
+    stack = DevStack(dev_env)
+    try:
+        api_key = stack.field("API key")
+        body, status = stack.curl().rsplit("\n", 1)
+        assert status == "200", body
+        answers: list[httpx.Response] = []
+        stop = threading.Event()
+        url = f"http://127.0.0.1:{dev_env['LETHE_PORT']}/v1/memories/crash/decorate"
+        callers = [threading.Thread(target=_decorate_until, args=(url, api_key, stop, answers)) for _ in range(4)]
+        for caller in callers:
+            caller.start()
+        try:
+            deadline = time.monotonic() + 30
+            while not (backends := _client_backends(dev_env)) or len(answers) < 8:
+                assert time.monotonic() < deadline, "no decorate reached Postgres"
+                time.sleep(0.05)
+            backends[0].kill()
+            stack.wait_for_output("terminated by signal 9")
+            stack.wait_for_output("Postgres recovered")
+            time.sleep(1.0)
+        finally:
+            stop.set()
+            for caller in callers:
+                caller.join(timeout=60)
+        statuses = [answer.status_code for answer in answers]
+        assert set(statuses) <= {200, 503}, [a.text for a in answers if a.status_code not in (200, 503)]
+        refused = [answer for answer in answers if answer.status_code == 503]
+        assert refused, f"no call was refused while Postgres recovered: {statuses}"
+        assert all(answer.headers.get("Retry-After") for answer in refused)
+        assert all(answer.json()["error"]["type"] == "service_unavailable" for answer in refused)
+        assert statuses[-1] == 200, statuses[-8:]
+        assert "killed from outside" in stack.output
+        started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
+    finally:
+        code = stack.interrupt()
+    assert code == 0, stack.output
+    time.sleep(1)
+    alive = [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert alive == [], f"processes left running after Ctrl-C: {alive}"
+
+    again = DevStack(dev_env)
+    try:
+        body, status = again.curl().rsplit("\n", 1)
+        assert status == "200", body
     finally:
         assert again.interrupt() == 0
