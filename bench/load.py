@@ -5,7 +5,7 @@ what it sent. At the end every memory's export is compared with what its user se
 each, in order. Starts `lethe dev` on free ports with a throwaway data directory unless `--url` and `--key`
 name a running gateway.
 
-    .venv/bin/pip install -e '.[bench]'
+    make install-bench
     .venv/bin/python bench/load.py --memories 200 --minutes 10 [--pace 20]
 
 Prints throughput, p50/p99 and errors per call, and writes bench/results/load.json.

