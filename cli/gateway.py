@@ -9,6 +9,7 @@ from activities.graph import check_language
 from api.app import create_app
 from api.options import GatewayOptions
 from api.recall import Recaller
+from cli.precision import settled_apart
 from cli.worker import build_embedder, build_judge
 from config.mechanism import mechanism_config
 from config.settings import Settings
@@ -55,7 +56,8 @@ def build_recaller(settings: Settings) -> Recaller | None:
     """The gateway's recall, or None when `LETHE_RECALL` is off (decorate then is what it was without it)."""
     if not settings.recall:
         return None
-    embedder = build_embedder(settings, parallel=settings.onnx_parallel)
+    # The embedder's precision as the database records it: the worker's vectors and recall's must compare.
+    embedder = build_embedder(settled_apart(settings), parallel=settings.onnx_parallel)
     return Recaller(embedder=embedder, judge=build_judge(settings, embedder), config=mechanism_config(settings),
                     deadline_seconds=settings.recall_inline_deadline_ms / 1000,
                     language=check_language(settings.search_language))

@@ -17,6 +17,7 @@ from activities.recall import RecallActivities
 from activities.tenant_scope import TenantScope
 from api.gc_pauses import freeze_startup
 from api.routes import health
+from cli.precision import local_precision, settled
 from config.mechanism import mechanism_config
 from config.settings import Settings
 from config.telemetry import configure_tracing
@@ -41,10 +42,11 @@ def _openai(settings: Settings) -> dict[str, Any]:
 
 def build_embedder(settings: Settings, *, parallel: int = 1) -> Embedder:
     """The embedder the settings name; `parallel`: texts of one call the embedded model runs at once (the
-    gateway's recall passes `onnx_parallel`)."""
+    gateway's recall passes `onnx_parallel`). Its precision as settled for the database (`settled`), else the
+    setting, `auto` read as this machine's preference."""
     return make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads, onnx_parallel=parallel,
-                         model_cache=settings.model_cache, openai_model=settings.openai_embedding_model,
-                         **_openai(settings))
+                         precision=local_precision(settings), model_cache=settings.model_cache,
+                         openai_model=settings.openai_embedding_model, **_openai(settings))
 
 
 def build_judge(settings: Settings, embedder: Embedder | None = None) -> Judge:
@@ -90,6 +92,7 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -
     # activity that meets a connection Postgres dropped fails, the pool is renewed, and Temporal runs it again.
     db = Database(settings.database_url, pool_size=settings.db_pool_size, role=settings.db_role or None,
                   strict=True, pre_ping=False)
+    settings = await settled(settings, db)  # the embedder's precision, as the database records it
     client = await connect_temporal(settings)
     worker = build_worker(client, db, task_queue=settings.temporal_task_queue, settings=settings)
     freeze_startup()  # the libraries' objects out of every later collection's walk (api/gc_pauses.py)

@@ -101,6 +101,10 @@ class Settings(BaseSettings):
     # message's parts are embedded side by side while the agent waits. The lane runs its batches one text at a
     # time, leaving the other cores to the gateway.
     onnx_parallel: int = Field(default=2, ge=1)
+    # The embedded model's matrix products: `auto` times int8 and float32 on this machine at its first start and
+    # takes the faster. The two give different vectors, so the first process records the precision in the
+    # database and every later one uses it; an explicit value that disagrees with the record is refused.
+    embedder_precision: Literal["auto", "int8", "float32"] = "auto"
     # Where the embedded model's int8 form is kept once made (providers/onnx_int8.py); unset: the user's cache.
     model_cache: Path | None = None
     # The Postgres text search configuration for the word indexes of facts and passages (`simple` keeps every

@@ -16,6 +16,7 @@ from providers.judge import Judge
 from providers.local_judge import LocalJudge
 from providers.openai_embedder import OpenAIEmbedder
 from providers.openai_judge import OpenAIJudge
+from providers.precision import PRECISIONS, Precision
 from providers.tokens import TiktokenCounter, TokenCounter
 from providers.usage import UsageSink
 
@@ -33,6 +34,7 @@ def make_embedder(
     kind: Kind = "local",
     onnx_threads: int = 1,
     onnx_parallel: int = 1,
+    precision: Precision = "int8",
     model_cache: Path | None = None,
     openai_base_url: str = "https://api.openai.com/v1",
     openai_api_key: str | None = None,
@@ -42,10 +44,15 @@ def make_embedder(
     usage_sink: UsageSink | None = None,
     cache_entries: int = 50_000,
 ) -> Embedder:
-    """The embedder `kind` names, behind a content-hash cache."""
+    """The embedder `kind` names, behind a content-hash cache; `precision`: the local model's matrix products
+    (a deployment's `auto` is settled before, cli/precision.py)."""
     inner: Embedder
+    if precision not in PRECISIONS:
+        raise InvalidInput(f"unknown embedder precision {precision!r}: expected int8 or float32",
+                           field="embedder_precision")
     if kind == "local":
-        inner = LocalEmbedder(threads=onnx_threads, parallel=onnx_parallel, model_cache=model_cache)
+        inner = LocalEmbedder(threads=onnx_threads, parallel=onnx_parallel, model_cache=model_cache,
+                              int8=precision == "int8")
     elif kind == "openai":
         inner = OpenAIEmbedder(
             base_url=openai_base_url,

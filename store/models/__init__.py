@@ -2,6 +2,7 @@
 
 from store.models.base import Base
 from store.models.conversation import Decoration, Memory, Message, OutboxEvent
+from store.models.deployment import DeploymentSetting
 from store.models.graph import Entity, EntityAlias, Passage
 from store.models.mechanism import (
     BoundaryScore,
@@ -22,6 +23,7 @@ __all__ = [
     "Base",
     "BoundaryScore",
     "Decoration",
+    "DeploymentSetting",
     "Entity",
     "EntityAlias",
     "Episode",

@@ -81,6 +81,9 @@ def settings(postgres_url: str, temporal_client: Client) -> Settings:
         # Recall off for the gateways built from these settings: each decorate's search and walk cost the
         # suite minutes on 2 cores. The gateways of recall's, the inspector's and the proxy's tests turn it on.
         recall=False,
+        # One precision for every embedder the tests build, whatever this machine's `auto` would take: recall's
+        # tests compare the stack's vectors with ones they embed themselves.
+        embedder_precision="int8",
     )
 
 

@@ -55,3 +55,12 @@ def test_settings_pass_to_a_child_process_whole(monkeypatch: pytest.MonkeyPatch)
     for name, value in given.as_environment().items():
         monkeypatch.setenv(name, value)
     assert Settings(_env_file=None) == given  # type: ignore[call-arg]
+
+
+def test_embedder_precision_is_auto_unless_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings(_env_file=None).embedder_precision == "auto"  # type: ignore[call-arg]
+    monkeypatch.setenv("LETHE_EMBEDDER_PRECISION", "float32")
+    assert Settings(_env_file=None).embedder_precision == "float32"  # type: ignore[call-arg]
+    monkeypatch.setenv("LETHE_EMBEDDER_PRECISION", "fp16")
+    with pytest.raises(ValidationError, match="embedder_precision"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
