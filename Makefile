@@ -11,6 +11,8 @@ SYNC := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --lo
 CHROMIUM := /usr/bin/chromium
 # The portability test reads the embedded Postgres's libraries with binutils' objdump.
 OBJDUMP := /usr/bin/objdump
+# ... and runs its server on an emulated CPU without AVX-512 (qemu-user).
+QEMU := /usr/bin/qemu-x86_64
 
 .PHONY: run test lint lock bench bench-quick bench-providers fuzz install install-bench clean
 
@@ -32,12 +34,18 @@ $(OBJDUMP):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y binutils || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y binutils)
 
-install: $(STAMP) $(CHROMIUM) $(OBJDUMP)
+# qemu-user only where it can emulate this CPU's kind (x86-64 Linux); elsewhere the test that needs it is skipped.
+$(QEMU):
+	if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-user || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-user); fi
+
+install: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU)
 
 run: $(STAMP)
 	$(VENV)/bin/lethe dev
 
-test: $(STAMP) $(CHROMIUM) $(OBJDUMP)
+test: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU)
 	$(PY) -m pytest
 
 lint: $(STAMP)
