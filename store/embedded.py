@@ -9,6 +9,7 @@ lines of the server's log that say why it crashed.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import platform
 import re
@@ -258,31 +259,24 @@ async def self_check(url: str, *, log_file: Path | None = None) -> None:
     import asyncpg
 
     dsn = url.replace("postgresql+asyncpg://", "postgresql://", 1)
-    seen = len(log_file.read_text(errors="replace")) if log_file is not None and log_file.exists() else 0
+    seen = _log_size(log_file)
     try:
         connection = await asyncpg.connect(dsn, timeout=30)
         try:
-            async with connection.transaction():
-                await connection.execute("CREATE EXTENSION IF NOT EXISTS vector;"
-                                         " CREATE EXTENSION IF NOT EXISTS pg_trgm")
-                distance, cosine, similar = await connection.fetchrow(
-                    "SELECT array_fill(0.5::real, ARRAY[384])::vector <-> array_fill(0.25::real, ARRAY[384])::vector,"
-                    " array_fill(0.5::real, ARRAY[384])::vector <=> array_fill(0.25::real, ARRAY[384])::vector,"
-                    " 'episode' % 'episodes'")
-                raise _RollBack((distance, cosine, similar))
+            await connection.execute("BEGIN; CREATE EXTENSION IF NOT EXISTS vector;"
+                                     " CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            distance, cosine, similar = await connection.fetchrow(
+                "SELECT array_fill(0.5::real, ARRAY[384])::vector <-> array_fill(0.25::real, ARRAY[384])::vector,"
+                " array_fill(0.5::real, ARRAY[384])::vector <=> array_fill(0.25::real, ARRAY[384])::vector,"
+                " 'episode' % 'episodes'")
+            await connection.execute("ROLLBACK")
         finally:
-            await connection.close()
-    except _RollBack as done:
-        distance, cosine, similar = done.result
+            if not connection.is_closed():
+                await connection.close()
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        crashed = ""
-        if log_file is not None and log_file.exists():
-            lines = crash_lines(log_file.read_text(errors="replace")[seen:])
-            if lines:
-                crashed = f"\nPostgres log: {lines[0]}\nThat is {explain_crash(lines[0])}"
         raise EmbeddedPostgresError(
-            f"the embedded Postgres failed its self-check (a vector distance and a trigram match): {exc!r}{crashed}"
-        ) from exc
+            f"the embedded Postgres failed its self-check (a vector distance and a trigram match): {exc!r}"
+            f"{await _crash_since(log_file, seen)}") from exc
     if abs(float(distance) - 24**0.5) > 1e-3 or abs(float(cosine)) > 1e-5 or similar is not True:
         raise EmbeddedPostgresError(
             "the embedded Postgres failed its self-check: pgvector or pg_trgm gave wrong answers "
@@ -290,6 +284,28 @@ async def self_check(url: str, *, log_file: Path | None = None) -> None:
         )
 
 
-class _RollBack(Exception):  # noqa: N818 - control flow: leave the transaction without keeping anything
-    def __init__(self, result: tuple[Any, Any, Any]) -> None:
-        self.result = result
+def _log_size(log_file: Path | None) -> int:
+    try:
+        return log_file.stat().st_size if log_file is not None else 0
+    except OSError:
+        return 0
+
+
+async def _crash_since(log_file: Path | None, offset: int, *, wait: float = 3.0) -> str:
+    """The crash line the server logged after `offset`, explained; the postmaster writes it a moment after the
+    client saw its connection close, so it is waited for briefly."""
+    if log_file is None:
+        return ""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with log_file.open("rb") as log:
+                log.seek(offset)
+                lines = crash_lines(log.read().decode(errors="replace"))
+        except OSError:
+            lines = []
+        if lines:
+            return f"\nPostgres log: {lines[0]}\nThat is {explain_crash(lines[0])}"
+        if time.monotonic() > deadline:
+            return ""
+        await asyncio.sleep(0.2)
