@@ -81,8 +81,9 @@ async def serve_gateway(settings: Settings) -> AsyncIterator[str]:
         await task
 
 
-async def fresh_database(postgres_url: str) -> str:
-    """A new, migrated database on the same server: for a test that stands up a deployment of its own.
+async def fresh_database(postgres_url: str, *, migrated: bool = True) -> str:
+    """A new database on the same server, migrated unless `migrated=False`: for a test that stands up a
+    deployment of its own, or migrates step by step.
 
     Deployments must not share a database: each gateway's relay delivers every undelivered event it finds
     to its own Temporal, so two deployments on one database would run each other's lanes.
@@ -93,5 +94,6 @@ async def fresh_database(postgres_url: str) -> str:
         await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
     await engine.dispose()
     url = make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-    await upgrade_to_head(url)
+    if migrated:
+        await upgrade_to_head(url)
     return url

@@ -139,6 +139,14 @@ def _worker_restarts_while_the_gateway_answers(stack: DevStack, env: dict[str, s
         time.sleep(0.5)
 
 
+def _stopped_cleanly(stack: DevStack, code: int, started: set[int]) -> None:
+    """Ctrl-C ended lethe dev with status 0 and left none of the processes it started running."""
+    assert code == 0, stack.output
+    time.sleep(1)
+    alive = [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert alive == [], f"processes left running after Ctrl-C: {alive}"
+
+
 def _tenant_of(env: dict[str, str], api_key: str) -> str:
     found = _workflows(env, 'WorkflowId STARTS_WITH "memory/"')
     return str(found[0]["execution"]["workflowId"]).split("/")[1]
@@ -170,11 +178,7 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
         started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
     finally:
         code = stack.interrupt()
-
-    assert code == 0, stack.output
-    time.sleep(1)
-    alive = [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
-    assert alive == [], f"processes left running after Ctrl-C: {alive}"
+    _stopped_cleanly(stack, code, started)
 
     again = DevStack(dev_env)
     try:
@@ -251,10 +255,7 @@ def test_dev_stack_reports_a_postgres_crash_answers_503_and_starts_again(dev_env
         started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
     finally:
         code = stack.interrupt()
-    assert code == 0, stack.output
-    time.sleep(1)
-    alive = [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
-    assert alive == [], f"processes left running after Ctrl-C: {alive}"
+    _stopped_cleanly(stack, code, started)
 
     again = DevStack(dev_env)
     try:

@@ -3,13 +3,12 @@ setting that disagrees is refused. Each test has a database of its own, as a dep
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from typing import Literal
 
 import pytest
 from alembic import command
-from sqlalchemy import make_url, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from cli.gateway import build_recaller
@@ -94,12 +93,7 @@ async def test_the_gateway_embeds_in_the_recorded_precision(deployment: str, app
 
 
 async def test_a_database_holding_vectors_from_before_records_int8(postgres_url: str) -> None:
-    name = "lethe_" + uuid.uuid4().hex[:12]
-    engine = create_async_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    async with engine.connect() as connection:
-        await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    await engine.dispose()
-    url = make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+    url = await fresh_database(postgres_url, migrated=False)
     config = _alembic_config(url)
     engine = create_async_engine(url)
     try:
