@@ -1,6 +1,7 @@
-"""Grouping what recall found: facts by the neighbourhood of entities they sit in, each group named for its
-most connected entity, newest first; a retired fact only beside the fact that replaced it; facts found by one
-part's search under that part; passages as dated excerpts. Grouping only orders: it never drops an item.
+"""Grouping what recall found. Facts go together when they share entities; a group takes the name of the
+entity with the most links among them, and the newest group comes first. A retired fact appears only next to
+its replacement; facts that one part of the message found sit under that part; passages become dated excerpts.
+Grouping only orders: it never drops an item.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The walk: the judge rates candidate facts on four levels against the recent dialogue; a fact rated high
-enough leads on to the facts across its entities, so a bridge one step from the answer survives; facts at the
-keep level or above are shown.
+"""The walk: the judge puts each candidate fact on one of four levels, reading it against the recent dialogue.
+From a fact rated high enough the walk steps to the facts that share its entities, which is how a bridging fact
+that only leads to the answer still makes it into the block. What ends at `keep` or higher is what recall
+shows.
 
 The loop is here once, pure: it takes "rate these facts" and "neighbours of these facts" as callables, so the
 lane's prepared walk and the hot path's inline walk are the same walk. Facts reached by leading on are rated

@@ -1,6 +1,7 @@
-"""Recall's searches, run together: the graph by words and by meaning for the whole message and for the
-recent conversation ending with it, the graph by meaning for each part, passages by words and by meaning for
-each part; facts and passages each fused by rank. Vectors come from the caller (the embedder is a provider).
+"""Recall's searches, run together. The graph is searched by words and by meaning with the new message alone
+and with the latest stretch of dialogue that ends in it, and by meaning with each part of the message;
+passages are searched by words and by meaning per part. Fact hits and passage hits are each fused by rank.
+Vectors come from the caller (the embedder is a provider).
 """
 
 from __future__ import annotations
