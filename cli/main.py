@@ -19,8 +19,6 @@ from config.settings import Settings
 
 __all__ = ["main"]
 
-COMMANDS = ("dev", "gateway", "worker", "migrate", "tenant", "register-search-attributes")
-
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lethe", description="Lethe: a memory gateway for LLM agents.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.blocks.dates import turns_label
+from engine.facts import SOURCES
 
 __all__ = [
     "NOTE_PARAMETERS",
@@ -25,7 +26,6 @@ __all__ = [
 ]
 
 NOTE_TOOL_NAME = "note"
-_SOURCES = frozenset({"user", "assistant", "tool", "unknown"})
 _DESCRIPTION = (
     "Record the facts of conversation turns that are leaving your live context, one knowledge-graph triple "
     "per entry. Call it once, with every fact, when a message asks you to."
@@ -187,7 +187,7 @@ def read_note_arguments(arguments: str | Mapping[str, Any]) -> NoteReading:
         if not isinstance(milestone, bool):
             return _reject(f"notes[{index}].milestone must be a boolean")
         source = raw.get("source") or "unknown"
-        if source not in _SOURCES:
+        if source not in SOURCES:
             return _reject(f"notes[{index}].source must be one of user, assistant, tool")
         entries.append(
             NoteEntry(raw["note"].strip(), raw["subject"].strip(), raw["object"].strip(), milestone, source)

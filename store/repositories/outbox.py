@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +16,6 @@ __all__ = [
     "PendingDelivery",
     "add_event",
     "claim_undelivered",
-    "events_after",
     "mark_delivered",
     "mark_processed",
 ]
@@ -90,23 +88,6 @@ async def mark_delivered(
         .values(delivered_at=at)
     )
 
-
-async def events_after(
-    session: AsyncSession, *, tenant_id: str, memory_id: str, after_seq: int, limit: int = 100
-) -> Sequence[tuple[int, str]]:
-    """(seq, kind) of the memory's events past `after_seq`, in order: what the lane runs next."""
-    rows = await session.execute(
-        select(OutboxEvent.seq, OutboxEvent.kind)
-        .join(Memory, Memory.id == OutboxEvent.memory_pk)
-        .where(
-            Memory.tenant_id == tenant_id,
-            Memory.memory_id == memory_id,
-            OutboxEvent.seq > after_seq,
-        )
-        .order_by(OutboxEvent.seq)
-        .limit(limit)
-    )
-    return [(seq, kind) for seq, kind in rows]
 
 
 async def mark_processed(

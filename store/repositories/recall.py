@@ -32,7 +32,6 @@ __all__ = [
     "distill_block",
     "facts_by_ids",
     "has_facts",
-    "has_recallable",
     "items_from_json",
     "items_to_json",
     "memory_turn",
@@ -44,7 +43,6 @@ __all__ = [
     "recall_start",
     "save_block",
     "save_walk",
-    "turn_block",
     "turn_messages",
 ]
 
@@ -95,7 +93,8 @@ class RecallStart:
 
 
 async def recall_start(session: AsyncSession, *, tenant_id: str, memory_id: str) -> RecallStart | None:
-    """`memory_turn`, `has_recallable` and `prepared_walk` in one round trip (the hot path's first read)."""
+    """The memory's pk and last turn, whether it holds anything recall could find, and the walk prepared for
+    its next message, in one round trip (the hot path's first read)."""
     row = (await session.execute(_start_statement(), {"tenant_id": tenant_id, "memory_id": memory_id})).one_or_none()
     if row is None:
         return None
@@ -129,13 +128,6 @@ async def turn_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int
         .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.turn >= first_turn,
                Message.turn <= last_turn).order_by(Message.seq))
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
-
-
-async def has_recallable(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> bool:
-    """Whether the memory holds anything recall could find: a young memory skips embedding altogether."""
-    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, _usable())
-    passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk)
-    return bool((await session.execute(select(or_(facts, passages)))).scalar())
 
 
 async def has_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> bool:
@@ -343,13 +335,6 @@ def _block(row: RecallBlock) -> BlockRow:
                     provenance=row.provenance, at=row.at, distilled_text=row.distilled_text, removed=row.removed,
                     distilled_at=row.distilled_at, fact_ids=list(row.fact_ids), passage_ids=list(row.passage_ids),
                     distilled_fact_ids=row.distilled_fact_ids, distilled_passage_ids=row.distilled_passage_ids)
-
-
-async def turn_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, turn: int) -> BlockRow | None:
-    row = (await session.execute(
-        select(RecallBlock).where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk,
-                                  RecallBlock.turn == turn))).scalar_one_or_none()
-    return None if row is None else _block(row)
 
 
 async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int,
