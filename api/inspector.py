@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
+from api.memory_state import iso
 from engine.errors import InvalidInput
 from engine.lane_names import workflow_id
 from engine.timeline import activation_series, sample_times, span
@@ -20,10 +21,6 @@ from store.repositories import inspection, mechanism, memories
 __all__ = ["CURSOR_PATTERN", "activation", "decode_cursor", "encode_cursor", "facts", "list_memories", "workflow_link"]
 
 MAX_EPISODES = 1000
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
 
 
 # A page's cursor is the last row's key as `<microseconds since 1970>-<row id>`: every string the pattern
@@ -55,7 +52,7 @@ async def list_memories(
     return {
         "memories": [
             {"memory_id": r.memory_id, "created_at": r.created_at.isoformat(),
-             "last_activity_at": r.last_activity_at.isoformat(), "last_user_message_at": _iso(r.last_user_message_at),
+             "last_activity_at": r.last_activity_at.isoformat(), "last_user_message_at": iso(r.last_user_message_at),
              "messages": r.messages, "turns": r.turns, "facts": r.facts, "episodes": r.episodes,
              "note_ask_pending": r.note_ask_pending}
             for r in page

@@ -21,10 +21,11 @@ from store.repositories import export, graph, mechanism, memories, recall
 
 log = logging.getLogger(__name__)
 
-__all__ = ["end_workflow", "erase", "export_chunks", "memory_state"]
+__all__ = ["end_workflow", "erase", "export_chunks", "iso", "memory_state"]
 
 
-def _iso(value: datetime | None) -> str | None:
+def iso(value: datetime | None) -> str | None:
+    """A time as the API writes it (RFC 3339), or None."""
     return value.isoformat() if value else None
 
 
@@ -57,12 +58,12 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         "events": memory.last_event_seq,
         "facts": len(facts),
         "graph": counts,
-        "last_user_message_at": _iso(memory.last_user_message_at),
+        "last_user_message_at": iso(memory.last_user_message_at),
         "facts_block": facts_block,
         "note_ask": {
             "pending": bool(awaiting),
             "turns": [min(r.first_turn for r in awaiting), max(r.last_turn for r in awaiting)] if awaiting else None,
-            "since": _iso(min(asked)) if asked else None,
+            "since": iso(min(asked)) if asked else None,
             "asks": max((r.asks for r in awaiting), default=0),
         },
         "episodes": [
@@ -81,7 +82,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
                 "placed": b.text, "fact_ids": b.fact_ids, "passage_ids": b.passage_ids,
                 "distilled": b.distilled_text, "distilled_fact_ids": b.distilled_fact_ids,
                 "distilled_passage_ids": b.distilled_passage_ids, "removed": b.removed,
-                "distilled_at": _iso(b.distilled_at),
+                "distilled_at": iso(b.distilled_at),
             }
             for b in blocks
         ],

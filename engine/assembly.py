@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.blocks.note_ask import NOTE_TOOL_NAME, note_tool_chat, note_tool_responses
-from engine.messages import CALL_OUTPUT_TYPES, Shape, instruction_items, request_shape
+from engine.messages import CALL_OF_OUTPUT, CALL_OUTPUT_TYPES, Shape, instruction_items, request_shape
 
 __all__ = ["Block", "assemble", "blocks_role", "repair_history"]
 
-_OUTPUT_OF = {output: call for call, output in CALL_OUTPUT_TYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -123,8 +122,8 @@ def _repair_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     later_outputs: dict[tuple[Any, Any], int] = {}
     for index, item in enumerate(items):
         kind = item.get("type")
-        if kind in _OUTPUT_OF:
-            later_outputs[(_OUTPUT_OF[kind], item.get("call_id"))] = index  # the last one wins
+        if kind in CALL_OF_OUTPUT:
+            later_outputs[(CALL_OF_OUTPUT[kind], item.get("call_id"))] = index  # the last one wins
     kept_calls: set[Any] = set()
     answered: set[Any] = set()
     result: list[dict[str, Any]] = []
@@ -136,7 +135,7 @@ def _repair_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if call_id in kept_calls or output_at is None or output_at < index:
                 continue
             kept_calls.add(call_id)
-        elif kind in _OUTPUT_OF:
+        elif kind in CALL_OF_OUTPUT:
             if call_id not in kept_calls or call_id in answered:
                 continue
             answered.add(call_id)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "FILLER_WORDS",
     "Action",
     "Claim",
     "Judged",
@@ -25,7 +26,7 @@ __all__ = [
 _SPACES = re.compile(r"\s+")
 _EDGES = " \t\n\"'`.,;:!?()[]{}"
 # Words that make a name longer without making it more specific.
-_FILLER = frozenset("the a an our my your their his her its this that".split())
+FILLER_WORDS = frozenset("the a an our my your their his her its this that".split())
 
 
 class Relation(StrEnum):
@@ -44,7 +45,7 @@ def fold(name: str) -> str:
 
 def specificity(name: str) -> tuple[int, int, int]:
     """How much a name pins down: its proper-name and numbered words first, then its other words, then length."""
-    tokens = [t for t in _SPACES.split(name.strip(_EDGES)) if t and t.lower() not in _FILLER]
+    tokens = [t for t in _SPACES.split(name.strip(_EDGES)) if t and t.lower() not in FILLER_WORDS]
     proper = sum(1 for t in tokens if t[:1].isupper() or any(c.isdigit() for c in t) or "_" in t or "-" in t)
     return proper, len(tokens), len(name)
 

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 __all__ = [
+    "CALL_OF_OUTPUT",
     "CALL_OUTPUT_TYPES",
     "Classified",
     "ItemKind",
@@ -40,6 +41,8 @@ CALL_OUTPUT_TYPES: Mapping[str, str] = {
     "local_shell_call": "local_shell_call_output",
 }
 _OUTPUT_TYPES = frozenset(CALL_OUTPUT_TYPES.values())
+# The call type each output type answers (the reverse of CALL_OUTPUT_TYPES).
+CALL_OF_OUTPUT: Mapping[str, str] = {output: call for call, output in CALL_OUTPUT_TYPES.items()}
 # Items the model emits that need no answer from the client (server-side tools, reasoning).
 _STEP_TYPES = frozenset(
     {"reasoning", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call"}

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.messages import CALL_OUTPUT_TYPES, request_shape
+from engine.messages import CALL_OF_OUTPUT, CALL_OUTPUT_TYPES, request_shape
 
 __all__ = ["problems"]
 
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _RESPONSES_ROLES = frozenset({"system", "developer", "user", "assistant"})
-_OUTPUT_OF = {output: call for call, output in CALL_OUTPUT_TYPES.items()}
 
 
 def problems(request: Mapping[str, Any]) -> list[str]:
@@ -105,9 +104,9 @@ def _responses(request: Mapping[str, Any]) -> list[str]:
                 found.append(f"call_id {call_id!r} is used twice")
             else:
                 calls[call_id] = kind
-        elif kind in _OUTPUT_OF:
-            if calls.get(call_id) != _OUTPUT_OF[kind]:
-                found.append(f"input[{index}] answers {call_id!r}, which no earlier {_OUTPUT_OF[kind]} made")
+        elif kind in CALL_OF_OUTPUT:
+            if calls.get(call_id) != CALL_OF_OUTPUT[kind]:
+                found.append(f"input[{index}] answers {call_id!r}, which no earlier {CALL_OF_OUTPUT[kind]} made")
             elif call_id in answered:
                 found.append(f"call_id {call_id!r} is answered twice")
             else:

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from engine.graph import fold
+from engine.graph import FILLER_WORDS, fold
 from providers.judge import ContradictionVerdict, EntityMention, FactClaim, FactRelation, SameEntityVerdict
 from providers.wording import _name_tokens, antonym_clash, containment, jaccard, name_relation, words
 
@@ -34,7 +34,6 @@ _MONTHS = ("january february march april may june july august september october 
 _DATE_WORDS = frozenset(_WEEKDAYS + _MONTHS + "today tomorrow yesterday tonight week month quarter q1 q2 q3 q4"
                         .split())
 _TOKEN = re.compile(r"[a-z0-9]+", re.IGNORECASE)
-_FILLER = frozenset("the a an our my your their his her its this that".split())
 
 
 def claim(item: str | FactClaim) -> FactClaim:
@@ -50,7 +49,7 @@ def _tokens(text: str) -> set[str]:
 
 
 def _name_words(name: str) -> list[str]:
-    return [t for t in _name_tokens(name) if t not in _FILLER]
+    return [t for t in _name_tokens(name) if t not in FILLER_WORDS]
 
 
 def _share_word(a: Sequence[str], b: Sequence[str]) -> bool:
