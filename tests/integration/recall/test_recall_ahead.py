@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,8 +25,8 @@ from store.db import Database
 from tests.integration.graph.graph_support import write_note
 from tests.integration.recall.conftest import RECALL_CEILING
 from tests.integration.recall.talk import Talk, auth, lane_idle
-from tests.integration.workflows.lane_support import scalar
-from tests.support import eventually, free_port, serve_gateway
+from tests.integration.workflows.lane_support import http_tenant, scalar
+from tests.support import eventually, free_port, fresh_database, serve_gateway
 
 EMBEDDER = make_embedder()
 FACTS = [
@@ -59,21 +60,31 @@ async def held() -> _HeldJudge:
     return _HeldJudge()
 
 
+@dataclass
+class Deployment:
+    http: httpx.AsyncClient
+    db: Database
+
+
 @pytest.fixture
-async def ahead_http(settings: Settings, temporal_client: Client, held: _HeldJudge
-                     ) -> AsyncIterator[httpx.AsyncClient]:
+async def ahead(settings: Settings, temporal_client: Client, held: _HeldJudge) -> AsyncIterator[Deployment]:
+    # A database of its own: the session's gateway relays every undelivered event of its database, and a memory
+    # it started on its own task queue would run on a worker without the held judge.
     mine = settings.model_copy(update={
         "recall": True, "ceiling_tokens": RECALL_CEILING, "port": free_port(),
-        "temporal_task_queue": "lethe-ahead-" + uuid.uuid4().hex[:8], "recall_inline_deadline_ms": 20_000})
+        "temporal_task_queue": "lethe-ahead-" + uuid.uuid4().hex[:8], "recall_inline_deadline_ms": 20_000,
+        "database_url": await fresh_database(settings.database_url)})
     app_db = Database(mine.database_url, pool_size=5, role=mine.db_role, strict=True)
+    db = Database(mine.database_url, pool_size=2)
     try:
         async with build_worker(temporal_client, app_db, task_queue=mine.temporal_task_queue, settings=mine,
                                 judge=held), serve_gateway(mine) as url, \
                 httpx.AsyncClient(base_url=url, timeout=60) as client:
-            yield client
+            yield Deployment(client, db)
             held.free.set()  # nothing left waiting when the worker shuts down
     finally:
         await app_db.dispose()
+        await db.dispose()
 
 
 async def _walk_turns(http: httpx.AsyncClient, key: str, memory_id: str) -> list[int]:
@@ -82,10 +93,9 @@ async def _walk_turns(http: httpx.AsyncClient, key: str, memory_id: str) -> list
     return [w["for_turn"] for w in response.json()["recall_walks"]]
 
 
-async def test_the_next_walk_is_ready_while_the_lane_is_still_behind(
-    ahead_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database, held: _HeldJudge
-) -> None:
-    tenant_id, key = tenant
+async def test_the_next_walk_is_ready_while_the_lane_is_still_behind(ahead: Deployment, held: _HeldJudge) -> None:
+    ahead_http, db = ahead.http, ahead.db
+    tenant_id, key = await http_tenant(ahead_http)
     talk = Talk(ahead_http, key, "ahead")
     await talk.turn("Hello, let's plan the harbour depot visit.", "Sure.")
     await lane_idle(db, tenant_id)
