@@ -20,6 +20,7 @@ WORKDIR /src
 # embedded Postgres and the Temporal dev server are for `lethe dev` and the tests, never for production.
 COPY pyproject.toml uv.lock README.md ./
 RUN uv sync --locked --no-dev --no-install-project --python python
+COPY contracts/ contracts/
 COPY engine/ engine/
 COPY store/ store/
 COPY providers/ providers/

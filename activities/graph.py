@@ -19,7 +19,7 @@ from temporalio import activity
 
 from activities.heartbeat import heartbeating
 from activities.tracing import job_span
-from activities.types import JobInput
+from contracts.lane_types import JobInput
 from engine.graph import Claim, Judged, Relation, more_specific, plan_fact
 from engine.passages import cut_passages
 from providers.embedder import Embedder

@@ -16,9 +16,17 @@ from activities.fact_traces import score_fact_traces
 from activities.heartbeat import heartbeating
 from activities.history import cut_uncut, score_units
 from activities.tracing import job_span
-from activities.types import EventRef, FetchEventsInput, JobInput, MemoryStatus, ParkInput, RunEventInput, SleepInput
+from contracts.errors import IllegalTransition, InvalidInput, NotFound
+from contracts.lane_types import (
+    EventRef,
+    FetchEventsInput,
+    JobInput,
+    MemoryStatus,
+    ParkInput,
+    RunEventInput,
+    SleepInput,
+)
 from engine.config import MechanismConfig
-from engine.errors import IllegalTransition, InvalidInput, NotFound
 from providers.judge import Judge
 from store.db import Database
 from store.repositories import lane, outbox

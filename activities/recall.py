@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from temporalio import activity
 
 from activities.tracing import job_span
-from activities.types import JobInput
+from contracts.lane_types import JobInput
 from engine.blocks.recall_block import render_recall_block
 from engine.config import MechanismConfig
 from engine.messages import StoredMessage

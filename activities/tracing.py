@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from activities.types import EventRef
+from contracts.lane_types import EventRef
 
 __all__ = ["job_span"]
 

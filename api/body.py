@@ -17,7 +17,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.encoding import encode
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 
 __all__ = ["MAX_JSON_DEPTH", "BodyLimit", "parse_json"]
 

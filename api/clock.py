@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from store.models import Memory
 
 __all__ = ["Clock"]

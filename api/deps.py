@@ -19,7 +19,7 @@ from api.options import GatewayOptions
 from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
 from api.tenant_keys import TenantKeys
-from engine.errors import InvalidInput, Unauthorized
+from contracts.errors import InvalidInput, Unauthorized
 from store.db import Database, bind_tenant
 from store.rls import SYSTEM
 

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engine.errors import (
+from contracts.errors import (
     Conflict,
     IllegalTransition,
     InvalidInput,

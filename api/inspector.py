@@ -11,8 +11,8 @@ from typing import Any
 from urllib.parse import quote
 
 from api.memory_state import iso
-from engine.errors import InvalidInput
-from engine.lane_names import workflow_id
+from contracts.errors import InvalidInput
+from contracts.lane_names import workflow_id
 from engine.timeline import activation_series, sample_times, span
 from engine.traces import Trace, significance
 from store.db import Database

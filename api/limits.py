@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from engine.errors import RateLimited
+from contracts.errors import RateLimited
 
 __all__ = ["TenantLimits"]
 

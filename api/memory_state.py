@@ -11,10 +11,10 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.lane_names import workflow_id
 from engine.blocks.facts_block import render_facts_block
 from engine.decorate import facts_in_block
 from engine.episodes import EpisodeState
-from engine.lane_names import workflow_id
 from engine.traces import episode_activations, fact_activations, significance
 from store.db import Database
 from store.repositories import export, graph, mechanism, memories, recall

@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from api.background import BackgroundLoop
-from engine import lane_names as names
+from contracts import lane_names as names
 from store.db import Database, system_scope
 from store.repositories import lane, outbox
 

@@ -13,8 +13,8 @@ from api.clock import Clock
 from api.context import HotPath
 from api.encoding import encode
 from api.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
+from contracts.errors import Conflict
 from engine.blocks.note_ask import NoteReading
-from engine.errors import Conflict
 from engine.facts import Fact
 from engine.recognition import content_hash
 from engine.replies import note_calls, read_note, without_note_calls

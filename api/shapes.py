@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.errors import invalid_from_validation
 from api.schemas import ChatCompletionsRequest, ReportRequest, ResponsesRequest
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from engine.messages import history_items
 
 __all__ = ["ApiShape", "agent_reply_is_empty", "parse_report", "parse_request", "reply_items", "role_of",

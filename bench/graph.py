@@ -34,7 +34,7 @@ from stack import embedded_database, write_result  # noqa: E402
 from temporalio.testing import ActivityEnvironment  # noqa: E402
 
 from activities.graph import GraphActivities  # noqa: E402
-from activities.types import EventRef, JobInput, MemoryRef  # noqa: E402
+from contracts.lane_types import EventRef, JobInput, MemoryRef  # noqa: E402
 from engine.facts import Fact  # noqa: E402
 from providers.embedder import CachingEmbedder, LocalEmbedder  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402

@@ -37,7 +37,6 @@ from stats import summary  # noqa: E402
 from temporalio.testing import ActivityEnvironment  # noqa: E402
 
 from activities.recall import RecallActivities  # noqa: E402
-from activities.types import EventRef, JobInput, MemoryRef  # noqa: E402
 from api.clock import Clock  # noqa: E402
 from api.context import HotPath  # noqa: E402
 from api.decorate import decorate  # noqa: E402
@@ -45,6 +44,7 @@ from api.recall import Recaller  # noqa: E402
 from api.report import report  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
+from contracts.lane_types import EventRef, JobInput, MemoryRef  # noqa: E402
 from providers.factory import make_embedder, make_token_counter  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402
 from store.db import Database, bind_tenant  # noqa: E402

@@ -87,7 +87,7 @@ def _gateway(settings: Settings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from engine.errors import LetheError
+    from contracts.errors import LetheError
 
     try:
         code = _dispatch(_parser().parse_args(argv))

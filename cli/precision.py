@@ -17,7 +17,7 @@ from typing import cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from config.settings import Settings
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers.precision import PRECISIONS, Precision, machine_preference
 from store.db import Database
 from store.repositories import deployment

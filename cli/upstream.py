@@ -22,7 +22,7 @@ def add_parser(tenant_commands: argparse._SubParsersAction) -> None:  # type: ig
 
 
 async def run(settings: Settings, args: argparse.Namespace) -> int:
-    from engine.errors import InvalidInput, NotFound
+    from contracts.errors import InvalidInput, NotFound
     from store.db import Database
     from store.repositories import tenants, upstreams
     from store.secrets import SecretBox

@@ -12,7 +12,7 @@ from temporalio.service import TLSConfig
 from config.converter import lethe_data_converter
 from config.settings import Settings
 from config.telemetry import temporal_interceptors
-from engine.lane_names import ALL_ATTRIBUTES
+from contracts.lane_names import ALL_ATTRIBUTES
 
 __all__ = ["connect_temporal", "register_search_attributes"]
 

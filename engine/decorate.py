@@ -18,6 +18,7 @@ from datetime import datetime
 from itertools import accumulate
 from typing import Any
 
+from contracts.errors import OverCeiling
 from engine.assembly import Block, assemble
 from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
@@ -25,7 +26,6 @@ from engine.budget import Budget, budget_for
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut_closed
 from engine.episodes import Episode, EpisodeState, Transition, seal
-from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import (
     FadePlan,

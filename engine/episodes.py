@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from engine.errors import IllegalTransition
+from contracts.errors import IllegalTransition
 
 __all__ = [
     "Episode",

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from cachetools import LRUCache
 
-from engine.errors import InvalidInput, ProviderError
+from contracts.errors import InvalidInput, ProviderError
 from providers.onnx_int8 import int8_model
 from providers.usage import UsageScope
 

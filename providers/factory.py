@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers.embedder import CachingEmbedder, Embedder, LocalEmbedder
 from providers.judge import Judge
 from providers.local_judge import LocalJudge

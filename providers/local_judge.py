@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from contracts.errors import InvalidInput
 from engine.cutting import BoundaryScores
-from engine.errors import InvalidInput
 from engine.recall.parts import split_parts as recall_parts
 from providers.embedder import Embedder, pooled
 from providers.judge import (

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import httpx
 import openai
 
-from engine.errors import ProviderError
+from contracts.errors import ProviderError
 
 __all__ = ["make_client", "openai_errors"]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import openai
 
-from engine.errors import ProviderError
+from contracts.errors import ProviderError
 from providers.embedder import DIMENSIONS, Vectors, check_texts, normalise_rows
 from providers.openai_client import make_client, openai_errors
 from providers.usage import UsageScope, UsageSink, record_usage

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import openai
 
+from contracts.errors import ProviderError
 from engine.cutting import BoundaryScores
-from engine.errors import ProviderError
 from providers.judge import (
     AboutVerdict,
     ContradictionVerdict,

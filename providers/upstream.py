@@ -19,7 +19,7 @@ import openai
 import orjson
 from openai import AsyncOpenAI, AsyncStream
 
-from engine.errors import UpstreamError
+from contracts.errors import UpstreamError
 
 __all__ = ["Upstream", "UpstreamPool", "UpstreamTarget"]
 

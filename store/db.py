@@ -13,7 +13,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 
-from engine.errors import ServiceUnavailable
+from contracts.errors import ServiceUnavailable
 from store import nul, rls
 
 __all__ = ["Database", "bind_tenant", "current_tenant", "system_scope"]

@@ -11,7 +11,7 @@ import hashlib
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-from engine.errors import InvalidInput, LetheError
+from contracts.errors import InvalidInput, LetheError
 
 __all__ = ["SecretBox"]
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from engine.lane_types import EventRef
+    from contracts.lane_types import EventRef
     from workflows.state import LaneState
 
 __all__ = ["describe"]

@@ -17,8 +17,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from engine.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
-    from engine.lane_types import (
+    from contracts.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
+    from contracts.lane_types import (
         EventRef,
         FetchEventsInput,
         JobInput,

@@ -1,4 +1,4 @@
-"""Lethe's search attributes as the workflow upserts them: typed keys over the names in `engine.lane_names`."""
+"""Lethe's search attributes as the workflow upserts them: typed keys over the names in `contracts.lane_names`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from temporalio.common import SearchAttributeKey
 
-from engine import lane_names as names
+from contracts import lane_names as names
 
 __all__ = ["ALL", "LANE_BACKLOG", "LAST_USER_MESSAGE_AT", "LEAVING_EPISODES", "MEMORY", "NOTE_ASK_PENDING",
            "NOTE_ASK_SINCE", "TENANT", "key"]

@@ -12,7 +12,7 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from engine.lane_types import MemoryStatus
+    from contracts.lane_types import MemoryStatus
 
 __all__ = ["LaneState", "MemoryWorkflowInput"]
 

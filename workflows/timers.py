@@ -13,7 +13,7 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from engine.lane_types import MemoryStatus
+    from contracts.lane_types import MemoryStatus
 
 __all__ = ["WakeTimer", "note_ask_due", "note_ask_pending", "sleep_due"]
 

@@ -21,7 +21,7 @@ from api.context import HotPath
 from api.encoding import encode
 from api.proxy import seam
 from api.relay import OutboxRelay
-from engine.errors import LetheError, UpstreamError
+from contracts.errors import LetheError, UpstreamError
 from engine.recognition import content_hash
 from engine.replies import note_calls
 from engine.streams import ChatStreamFilter, ResponsesStreamFilter, without_note_tool

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers.upstream import UpstreamPool, UpstreamTarget
 from store.db import Database
 from store.repositories import upstreams

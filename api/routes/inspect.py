@@ -15,7 +15,7 @@ from api import inspector
 from api.deps import CLOCK_PATTERN, ClockDep, DatabaseDep, MemoryIdDep, OptionsDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
 from api.openapi import TENANT, errors
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 
 __all__ = ["install_inspector", "router"]
 

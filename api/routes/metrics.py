@@ -10,7 +10,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest, start_http_server
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engine.errors import Unauthorized
+from contracts.errors import Unauthorized
 
 router = APIRouter(tags=["health"])
 

@@ -25,7 +25,7 @@ from api.proxy.turns import ProxyCall
 from api.proxy.upstreams import ProxyContext
 from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
-from engine.errors import InvalidInput, PayloadTooLarge
+from contracts.errors import InvalidInput, PayloadTooLarge
 
 router = APIRouter(tags=["proxy"])
 _RESPONSES = {200: PROXIED, **errors(*TENANT, *BODY, 409), **UPSTREAM_ERRORS}

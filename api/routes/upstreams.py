@@ -8,7 +8,7 @@ from api.deps import AdminDep, DatabaseDep
 from api.openapi import BODY, errors
 from api.proxy.schemas import UpstreamPublic, UpstreamSet
 from api.proxy.upstreams import ProxyContext
-from engine.errors import NotFound
+from contracts.errors import NotFound
 from store.repositories import upstreams
 
 router = APIRouter(prefix="/v1/admin/tenants/{tenant_id}/upstream", tags=["admin"])

@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.errors import Conflict
+from contracts.errors import Conflict
 from store.models import IdempotencyRecord
 
 __all__ = ["Replay", "delete_expired", "find_replay", "forget", "remember_answer"]

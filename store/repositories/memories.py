@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.errors import InvalidInput, NotFound
+from contracts.errors import InvalidInput, NotFound
 from store.models import Decoration, IdempotencyRecord, Memory, Message, ModelUsage
 
 __all__ = [

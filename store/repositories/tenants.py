@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.errors import Conflict, NotFound
+from contracts.errors import Conflict, NotFound
 from store.models import ApiKey, Tenant
 
 __all__ = ["IssuedKey", "create_tenant", "get_tenant_by_name", "issue_api_key", "list_keys", "revoke_key",

@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.errors import NotFound
+from contracts.errors import NotFound
 from store.models import Tenant, TenantUpstream
 from store.secrets import SecretBox
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from cli.gateway import build_recaller
 from cli.precision import settle_precision, settled, settled_apart
 from config.settings import Settings
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers.precision import Precision
 from store.db import Database
 from store.migrate import _alembic_config, upgrade_to_head

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import engine.errors as errors
+import contracts.errors as errors
 from api.errors import STATUS, error_body, field_path
 
 

@@ -9,18 +9,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = {"engine", "store", "providers", "activities", "workflows", "api", "cli", "config", "lethe"}
+PROJECT = {"contracts", "engine", "store", "providers", "activities", "workflows", "api", "cli", "config", "lethe"}
 # DESIGN.md's table, as drawn. `config` (the `LETHE_*` reader and the Temporal connection) is not a row there:
 # it belongs to the `lethe` command, so only `cli` may import it, and it reads nothing but the engine.
 ALLOWED = {
-    "engine": set(),
-    "store": {"engine"},
-    "providers": {"engine"},
-    "activities": {"engine", "store", "providers"},
-    "workflows": {"engine"},
-    "api": {"engine", "store", "providers"},
+    "contracts": set(),
+    "engine": {"contracts"},
+    "store": {"contracts", "engine"},
+    "providers": {"contracts", "engine"},
+    "activities": {"contracts", "engine", "store", "providers"},
+    "workflows": {"contracts", "engine"},
+    "api": {"contracts", "engine", "store", "providers"},
     "cli": PROJECT,
-    "config": {"engine"},
+    "config": {"contracts", "engine"},
     "lethe": set(),  # the client library agents install: nothing else of the project
 }
 
@@ -45,9 +46,10 @@ def test_the_checker_sees_imports_at_any_depth() -> None:
     assert _modules(source) == ["numpy", "sqlalchemy", "store.db"]
 
 
-def test_engine_imports_only_the_standard_library() -> None:
-    outside = [(str(p.relative_to(ROOT)), m) for p, m in _imports("engine")
-               if m.split(".")[0] not in sys.stdlib_module_names | {"__future__", "engine"}]
+@pytest.mark.parametrize("package", ["contracts", "engine"])
+def test_engine_and_contracts_import_only_the_standard_library(package: str) -> None:
+    outside = [(str(p.relative_to(ROOT)), m) for p, m in _imports(package)
+               if m.split(".")[0] not in sys.stdlib_module_names | {"__future__", "contracts", "engine"}]
     assert outside == []
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from openai_fake import FakeOpenAI, Step
 
-from engine.errors import ProviderError
+from contracts.errors import ProviderError
 from providers.judge import FactRelation
 from providers.local_judge import LocalJudge
 from providers.openai_embedder import OpenAIEmbedder

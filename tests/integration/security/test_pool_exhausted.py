@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from sqlalchemy import text
 
-from engine.errors import ServiceUnavailable
+from contracts.errors import ServiceUnavailable
 from store.db import Database
 
 

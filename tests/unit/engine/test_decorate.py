@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contracts.errors import OverCeiling
 from engine.blocks.note_ask import render_note_ask
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores
@@ -20,7 +21,6 @@ from engine.decorate import (
     visible_messages,
 )
 from engine.episodes import Episode, EpisodeState, acknowledge, hidden_spans
-from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.messages import StoredMessage
 from engine.request_rules import problems

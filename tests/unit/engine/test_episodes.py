@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from contracts.errors import IllegalTransition
 from engine.episodes import (
     EpisodeState,
     acknowledge,
@@ -11,7 +12,6 @@ from engine.episodes import (
     seal_without_facts,
     start_leaving,
 )
-from engine.errors import IllegalTransition
 from tests.unit.engine.conversations import episode
 
 

@@ -9,12 +9,12 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from contracts.errors import OverCeiling
 from engine.assembly import repair_history
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut
 from engine.decorate import StoredMemory, decorate, visible_messages
 from engine.episodes import EpisodeState, acknowledge
-from engine.errors import OverCeiling
 from engine.facts import Fact
 from engine.fade import plan_fade
 from engine.messages import StoredMessage, answered_call_id, call_ids, instruction_items

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers.embedder import CachingEmbedder, LocalEmbedder, _default_model_path, pooled, prime
 from providers.onnx_int8 import int8_model
 from providers.usage import UsageScope

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers.embedder import CachingEmbedder
 from providers.factory import make_embedder, make_judge, make_token_counter
 from providers.local_judge import LocalJudge

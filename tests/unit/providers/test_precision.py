@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import InvalidInput
+from contracts.errors import InvalidInput
 from providers import precision
 from providers.factory import make_embedder
 from providers.precision import Cpu, _parse_cpuinfo, _parse_sysctl, cache_key, faster, machine_preference

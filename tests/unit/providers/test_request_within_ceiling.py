@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contracts.errors import OverCeiling
 from engine.config import MechanismConfig
 from engine.decorate import StoredMemory, decorate
-from engine.errors import OverCeiling
 from engine.messages import StoredMessage
 from engine.units import number_turns
 from providers.tokens import TiktokenCounter

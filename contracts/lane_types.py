@@ -1,8 +1,9 @@
 """Arguments and results that cross Temporal between the lane and its jobs: small frozen dataclasses of ids
 and numbers, no text.
 
-In the engine (standard library only) so the workflow, which may import nothing else of the project, and the
-activities share one definition. Payloads are JSON objects of the fields; no module path travels in them.
+In `contracts/` (standard library only) so the workflow, which may import nothing else of the project but the
+engine, and the activities share one definition. Payloads are JSON objects of the fields; no module path
+travels in them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
      └── ProviderError           a model backend failed (timeout, HTTP error, junk output)
           └── UpstreamError      the agent's own provider, behind the proxy, answered with an error
 
-It lives in `engine/` because every layer may import the engine and the engine imports nothing.
+It lives in `contracts/` because every layer may import it and it imports nothing of the project.
 """
 
 from __future__ import annotations
