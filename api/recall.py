@@ -399,7 +399,7 @@ async def walk_candidates(
             async with step():
                 texts, vectors = await recall.passage_rating_texts(session, tenant_id=tenant_id,
                                                                    memory_pk=memory_pk, ids=shown)
-            prime(embedder, vectors)  # a passage is a few hundred tokens: embedding sixteen again cost a second
+            prime(embedder, vectors)  # a passage is a few hundred tokens: never embed one again for rating
             verdicts = await judge.rate_relevance(dialogue, texts, scope=scope)
             passage_levels = {p: int(v.level) for p, v in zip(shown, verdicts, strict=True)}
     return levels, passage_levels

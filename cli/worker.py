@@ -88,8 +88,8 @@ def _health_app(db: Database, client: Client) -> FastAPI:
 
 async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
     configure_tracing(settings, service="lethe-worker")
-    # No ping before each checkout: it cost the lane two round trips per activity (about 5% of its CPU), and an
-    # activity that meets a connection Postgres dropped fails, the pool is renewed, and Temporal runs it again.
+    # No ping before each checkout: a ping is a round trip, and an activity that meets a connection Postgres
+    # dropped fails, the pool is renewed, and Temporal runs it again.
     db = Database(settings.database_url, pool_size=settings.db_pool_size, role=settings.db_role or None,
                   strict=True, pre_ping=False)
     settings = await settled(settings, db)  # the embedder's precision, as the database records it

@@ -11,8 +11,7 @@ from engine.messages import StoredMessage
 __all__ = ["CONTEXT_UNITS", "UNIT_TEXT_CHARS", "item_text", "message_text", "messages_text", "unit_text"]
 
 # What the judge reads of a unit to score it as a boundary: its opening says what it is about, and embedding
-# cost grows with length (about 150 ms for a full 256-token window on one core here, a third of that at 600
-# characters).
+# cost grows with its length.
 UNIT_TEXT_CHARS = 600
 # The judge reads this many units either side of each one it scores: novelty against them marks a boundary.
 CONTEXT_UNITS = 2

@@ -194,7 +194,7 @@ class LocalEmbedder:
         options.log_severity_level = 3
         source = model_path or _default_model_path()
         try:
-            # int8: the products on the CPU's integer instructions (providers/onnx_int8.py), about 3x faster.
+            # int8: the products on the CPU's integer instructions (providers/onnx_int8.py).
             model: str | bytes = int8_model(Path(source), directory=model_cache) if int8 else str(source)
             self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path or _default_tokenizer_path()))

@@ -73,7 +73,7 @@ class Database:
         settings = {"role": role} if role else {}
         # Every search by meaning filters to one memory, so HNSW scans may always go on past their first
         # candidates (pgvector 0.8 iterative scans): a memory's rows can sit behind other memories' nearer ones.
-        # As a startup setting it costs no statement per search (a SET LOCAL was one round trip each).
+        # A startup setting, so no search pays a statement to set it.
         settings["hnsw.iterative_scan"] = "relaxed_order"
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout,
