@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
@@ -25,7 +24,7 @@ from engine.passages import cut_passages
 from providers.embedder import Embedder
 from providers.judge import EntityMention, FactClaim, Judge
 from providers.usage import UsageScope
-from store.db import Database
+from store.db import Database, StoreSession
 from store.repositories import graph, lane, search
 
 __all__ = ["GraphActivities", "check_language"]
@@ -105,7 +104,7 @@ class GraphActivities:
         return 1
 
     async def _resolve(
-        self, session: AsyncSession, tenant_id: str, pk: int, fact: graph.FactView, name: str, vector: object,
+        self, session: StoreSession, tenant_id: str, pk: int, fact: graph.FactView, name: str, vector: object,
         origin: str, scope: UsageScope,
     ) -> tuple[int, str]:
         """The entity a name denotes, made or found; returns its id and canonical name."""

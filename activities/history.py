@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncSession
 from temporalio import activity
 
 from engine.budget import RECENT_MESSAGES, budget_for
@@ -22,7 +21,7 @@ from engine.texts import CONTEXT_UNITS, unit_text
 from engine.units import closed_units, current_turn, units_of
 from providers.judge import Judge
 from providers.usage import UsageScope
-from store.db import Database
+from store.db import Database, StoreSession
 from store.repositories import lane, mechanism, memories, size_ratios
 
 __all__ = ["Cut", "cut_uncut", "score_units"]
@@ -31,7 +30,7 @@ BATCH_UNITS = 48
 
 
 async def _cutting_view(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int
+    session: StoreSession, *, tenant_id: str, memory_pk: int
 ) -> tuple[list[Episode], list[StoredMessage], int]:
     """What scoring and cutting read: the history from the start of the episode that ends the covered prefix
     (so units stay whole and the judge has context before the first uncut unit) and the recent messages, the

@@ -29,7 +29,10 @@ from providers.upstream import UpstreamPool
 from store.db import Database
 from store.secrets import SecretBox
 
-__all__ = ["create_app"]
+__all__ = ["GatewayApp", "create_app"]
+
+# What `create_app` builds, named here so the layers above never import FastAPI themselves.
+GatewayApp = FastAPI
 
 
 def create_app(options: GatewayOptions) -> FastAPI:

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from api.clock import Clock
 from api.context import HotPath
 from api.encoding import encode
@@ -28,6 +26,7 @@ from engine.decorate import Decided, DecoratePlan, StoredMemory, decide, finish,
 from engine.episodes import EpisodeState
 from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
+from store.db import StoreSession
 from store.models import Memory, Message
 from store.repositories import idempotency, mechanism, memories, messages, outbox, recall, size_ratios
 
@@ -134,7 +133,7 @@ def _log_if_slow(memory_id: str, *marks: float) -> None:
                 extra={"memory_id": memory_id, **ms})
 
 
-async def _replay(session: AsyncSession, call: _Call, *, tenant_id: str, memory_id: str) -> bytes | None:
+async def _replay(session: StoreSession, call: _Call, *, tenant_id: str, memory_id: str) -> bytes | None:
     replay = await idempotency.find_replay(session, tenant_id=tenant_id, memory_id=memory_id,
                                            endpoint="decorate", key=call.key, body_hash=call.body_hash)
     if replay is None:
@@ -149,7 +148,7 @@ async def _replay(session: AsyncSession, call: _Call, *, tenant_id: str, memory_
 
 
 async def _store_new_messages(
-    ctx: HotPath, session: AsyncSession, call: _Call, *, tenant_id: str, memory: Memory, now: datetime
+    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: Memory, now: datetime
 ) -> tuple[History, list[Message]]:
     """Recognise what the memory already holds and store the rest, numbered, each with its user turn."""
     cached = ctx.memories.get(tenant_id, memory.id)
@@ -166,7 +165,7 @@ async def _store_new_messages(
     return history.extended(messages.stored_rows(stored, fresh)), stored
 
 
-async def _contents(ctx: HotPath, session: AsyncSession, *, tenant_id: str, memory: Memory) -> MemoryContents:
+async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memory: Memory) -> MemoryContents:
     """The memory's episodes, facts and traces: what the gateway holds, with what changed since read."""
     known = ctx.memories.get(tenant_id, memory.id).contents
     if known is not None and known.version == memory.mechanism_version:
@@ -193,7 +192,7 @@ def _new_user_message(stored: list[Message]) -> bool:
 
 
 async def _decide(
-    ctx: HotPath, session: AsyncSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
+    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
     known: MemoryContents, now: datetime, recall_coming: bool,
 ) -> Decided:
     in_view = in_view_and_recent(history.messages, known.hidden(), recent=RECENT_MESSAGES)
@@ -218,7 +217,7 @@ async def _decide(
     )
 
 
-async def _save_plan(session: AsyncSession, plan: Decided, *, tenant_id: str, memory: Memory,
+async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, memory: Memory,
                      now: datetime) -> None:
     await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
     await mechanism.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
@@ -231,7 +230,7 @@ async def _save_plan(session: AsyncSession, plan: Decided, *, tenant_id: str, me
 
 
 def _answer(
-    session: AsyncSession, call: _Call, plan: DecoratePlan, stored: list[Message], *, tenant_id: str,
+    session: StoreSession, call: _Call, plan: DecoratePlan, stored: list[Message], *, tenant_id: str,
     memory: Memory, now: datetime,
 ) -> bytes:
     """Record the call (its decoration row, the lane's event, the answer a retry gets) and encode the answer."""

@@ -11,12 +11,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
-from temporalio.client import Client
 
 from api.clock import Clock
 from api.context import HotPath
 from api.options import GatewayOptions
-from api.relay import OutboxRelay
+from api.relay import OutboxRelay, TemporalClient
 from api.schemas import MEMORY_ID_PATTERN
 from api.tenant_keys import TenantKeys
 from contracts.errors import InvalidInput, Unauthorized
@@ -44,7 +43,7 @@ async def _database(request: Request) -> Database:
     return request.app.state.db  # type: ignore[no-any-return]
 
 
-async def _temporal(request: Request) -> Client:
+async def _temporal(request: Request) -> TemporalClient:
     return request.app.state.temporal  # type: ignore[no-any-return]
 
 
@@ -60,7 +59,7 @@ OptionsDep = Annotated[GatewayOptions, Depends(_options)]
 DatabaseDep = Annotated[Database, Depends(_database)]
 RelayDep = Annotated[OutboxRelay, Depends(_relay)]
 HotPathDep = Annotated[HotPath, Depends(_hot_path)]
-TemporalDep = Annotated[Client, Depends(_temporal)]
+TemporalDep = Annotated[TemporalClient, Depends(_temporal)]
 
 
 def _bearer(authorization: str | None) -> str:

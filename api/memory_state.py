@@ -8,10 +8,6 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
-from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
-
-from contracts.lane_names import workflow_id
 from engine.blocks.facts_block import render_facts_block
 from engine.decorate import facts_in_block
 from engine.episodes import EpisodeState
@@ -21,7 +17,7 @@ from store.repositories import export, graph, mechanism, memories, recall
 
 log = logging.getLogger(__name__)
 
-__all__ = ["end_workflow", "erase", "export_chunks", "iso", "memory_state"]
+__all__ = ["erase", "export_chunks", "iso", "memory_state"]
 
 
 def iso(value: datetime | None) -> str | None:
@@ -123,16 +119,4 @@ async def export_chunks(db: Database, *, tenant_id: str, memory_id: str) -> Asyn
 async def erase(db: Database, *, tenant_id: str, memory_id: str) -> None:
     # The lane may hold the same memory's rows (graph, traces) while erase deletes them all: retried, not a 500.
     await db.transact(lambda session: memories.erase_memory(session, tenant_id=tenant_id, memory_id=memory_id))
-
-
-async def end_workflow(client: Client, *, tenant_id: str, memory_id: str) -> bool:
-    """Terminate the memory's workflow; True when it is gone (or never ran), False when Temporal is away."""
-    try:
-        await client.get_workflow_handle(workflow_id(tenant_id, memory_id)).terminate(reason="memory erased")
-    except RPCError as exc:
-        if exc.status is RPCStatusCode.NOT_FOUND:
-            return True
-        log.warning("could not end the workflow of an erased memory", extra={"memory_id": memory_id})
-        return False
-    return True
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from temporalio.client import Client
-
 from api.recall import Recaller
+from api.relay import TemporalClient
 from engine.config import MechanismConfig
 
 __all__ = ["GatewayOptions"]
@@ -21,7 +20,7 @@ __all__ = ["GatewayOptions"]
 class GatewayOptions:
     database_url: str
     # Lazy: the gateway must start and answer decorate and report while Temporal is down.
-    connect_temporal: Callable[[], Awaitable[Client]]
+    connect_temporal: Callable[[], Awaitable[TemporalClient]]
     mechanism: MechanismConfig = field(default_factory=MechanismConfig)
     db_pool_size: int = 10
     db_pool_timeout_seconds: float = 10.0

@@ -14,6 +14,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from temporalio.client import Client
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.service import RPCError, RPCStatusCode
 
 from api.background import BackgroundLoop
 from contracts import lane_names as names
@@ -23,7 +24,10 @@ from store.repositories import lane, outbox
 _TENANT = SearchAttributeKey.for_keyword(names.TENANT.name)
 _MEMORY = SearchAttributeKey.for_keyword(names.MEMORY.name)
 
-__all__ = ["OutboxRelay"]
+__all__ = ["OutboxRelay", "TemporalClient", "end_workflow"]
+
+# The gateway's Temporal client, named here: this module is the gateway's one seam to Temporal.
+TemporalClient = Client
 
 log = logging.getLogger(__name__)
 
@@ -118,3 +122,15 @@ class OutboxRelay(BackgroundLoop):
                 [SearchAttributePair(_TENANT, item.tenant_id), SearchAttributePair(_MEMORY, item.memory_id)]
             ),
         )
+
+
+async def end_workflow(client: TemporalClient, *, tenant_id: str, memory_id: str) -> bool:
+    """Terminate the memory's workflow; True when it is gone (or never ran), False when Temporal is away."""
+    try:
+        await client.get_workflow_handle(names.workflow_id(tenant_id, memory_id)).terminate(reason="memory erased")
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND:
+            return True
+        log.warning("could not end the workflow of an erased memory", extra={"memory_id": memory_id})
+        return False
+    return True

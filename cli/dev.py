@@ -19,8 +19,8 @@ from pydantic import SecretStr
 from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server, start_worker
 from cli.gateway import build_app
 from cli.postgres_watch import PostgresWatch
+from cli.temporal import connect_temporal, register_search_attributes
 from config.settings import Settings
-from config.temporal import connect_temporal, register_search_attributes
 from store.db import Database
 from store.embedded import EmbeddedPostgres, EmbeddedPostgresError, self_check
 from store.migrate import upgrade_to_head

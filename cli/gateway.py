@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
 from temporalio.client import Client
 
 from activities.graph import check_language
-from api.app import create_app
+from api.app import GatewayApp, create_app
 from api.options import GatewayOptions
 from api.recall import Recaller
 from cli.precision import settled_apart
+from cli.telemetry import configure_tracing, tracing_enabled
+from cli.temporal import connect_temporal
 from cli.worker import build_embedder, build_judge
 from config.mechanism import mechanism_config
 from config.settings import Settings
-from config.telemetry import configure_tracing, tracing_enabled
-from config.temporal import connect_temporal
 
 __all__ = ["build_app", "gateway_options"]
 
@@ -63,6 +62,6 @@ def build_recaller(settings: Settings) -> Recaller | None:
                     language=check_language(settings.search_language))
 
 
-def build_app(settings: Settings) -> FastAPI:
+def build_app(settings: Settings) -> GatewayApp:
     configure_tracing(settings, service="lethe-gateway")
     return create_app(gateway_options(settings))

@@ -41,7 +41,7 @@ async def _migrate(settings: Settings) -> int:
 
 
 async def _register(settings: Settings) -> int:
-    from config.temporal import connect_temporal, register_search_attributes
+    from cli.temporal import connect_temporal, register_search_attributes
 
     client = await connect_temporal(settings)
     added = await register_search_attributes(client, settings.temporal_namespace)

@@ -14,12 +14,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import cast
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from config.settings import Settings
 from contracts.errors import InvalidInput
 from providers.precision import PRECISIONS, Precision, machine_preference
-from store.db import Database
+from store.db import Database, StoreSession
 from store.repositories import deployment
 
 __all__ = ["local_precision", "settle_precision", "settled", "settled_apart"]
@@ -44,7 +42,7 @@ async def settle_precision(db: Database, *, wanted: str, prefer: Callable[[bool]
     exists, this machine's preference is only read where already known (`prefer(False)`): timing both models
     costs a second and their memory at every start, for a log line."""
 
-    async def read(session: AsyncSession) -> str | None:
+    async def read(session: StoreSession) -> str | None:
         return await deployment.recorded(session, key=deployment.EMBEDDER_PRECISION)
 
     found = await db.transact(read)
@@ -54,7 +52,7 @@ async def settle_precision(db: Database, *, wanted: str, prefer: Callable[[bool]
             preferred = await asyncio.to_thread(prefer, True)
         choice = preferred or wanted
 
-        async def write(session: AsyncSession) -> str:
+        async def write(session: StoreSession) -> str:
             return await deployment.record(session, key=deployment.EMBEDDER_PRECISION, value=choice)
 
         found = await db.transact(write)

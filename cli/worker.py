@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -18,10 +17,10 @@ from activities.tenant_scope import TenantScope
 from api.gc_pauses import freeze_startup
 from api.routes import health
 from cli.precision import local_precision, settled
+from cli.telemetry import configure_tracing
+from cli.temporal import connect_temporal
 from config.mechanism import mechanism_config
 from config.settings import Settings
-from config.telemetry import configure_tracing
-from config.temporal import connect_temporal
 from providers.embedder import Embedder
 from providers.factory import make_embedder, make_judge
 from providers.judge import Judge
@@ -79,13 +78,6 @@ def build_worker(
     )
 
 
-def _health_app(db: Database, client: Client) -> FastAPI:
-    app = FastAPI(title="Lethe worker health", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.db, app.state.temporal = db, client
-    app.include_router(health.router)
-    return app
-
-
 async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
     configure_tracing(settings, service="lethe-worker")
     # No ping before each checkout: a ping is a round trip, and an activity that meets a connection Postgres
@@ -100,7 +92,7 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -
     server = None
     if settings.worker_health_port:
         config = uvicorn.Config(
-            _health_app(db, client), host=settings.host, port=settings.worker_health_port,
+            health.health_app(db, client), host=settings.host, port=settings.worker_health_port,
             log_level="warning", lifespan="off",
         )
         server = uvicorn.Server(config)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from contracts.errors import ServiceUnavailable
 from store import nul, rls
 
-__all__ = ["Database", "bind_tenant", "current_tenant", "system_scope"]
+__all__ = ["Database", "StoreSession", "bind_tenant", "current_tenant", "system_scope"]
 
 _SET_TENANT = text(f"SELECT set_config('{rls.SETTING}', :tenant, true)")
 
@@ -55,6 +55,8 @@ def _replace_if_closed(dbapi_connection: Any, record: Any, proxy: Any) -> None:
 
 _RETRYABLE = ("40P01", "40001")
 T = TypeVar("T")
+# The session every repository function takes: callers name it through the store, never SQLAlchemy.
+StoreSession = AsyncSession
 
 
 class Database:

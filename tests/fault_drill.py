@@ -33,8 +33,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from cli.dev import WorkerSupervisor
 from cli.devstack import start_temporal_dev_server
+from cli.temporal import connect_temporal
 from config.settings import Settings
-from config.temporal import connect_temporal
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade_to_head
 from tests.support import free_port, serve_gateway

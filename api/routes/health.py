@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+__all__ = ["health_app", "router"]
+
 router = APIRouter(tags=["health"])
+
+
+def health_app(db: Any, temporal: Any) -> FastAPI:
+    """The worker's own `/healthz` and `/readyz`: the same probes as the gateway's, on its database and Temporal."""
+    app = FastAPI(title="Lethe worker health", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.db, app.state.temporal = db, temporal
+    app.include_router(router)
+    return app
 
 
 @router.get("/healthz")

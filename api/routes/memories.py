@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
 
 from api import decorate as decorate_service
-from api import memory_state
+from api import memory_state, relay
 from api import report as report_service
 from api.body import parse_json
 from api.deps import (
@@ -84,5 +84,5 @@ async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) 
 async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, temporal: TemporalDep) -> ErasedPublic:
     await memory_state.erase(db, tenant_id=tenant_id, memory_id=memory_id)
     # After commit: the data is gone whatever happens; ending the workflow is best effort.
-    ended = await memory_state.end_workflow(temporal, tenant_id=tenant_id, memory_id=memory_id)
+    ended = await relay.end_workflow(temporal, tenant_id=tenant_id, memory_id=memory_id)
     return ErasedPublic(memory_id=memory_id, erased=True, workflow_ended=ended)

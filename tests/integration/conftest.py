@@ -20,8 +20,8 @@ from pydantic import SecretStr
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from cli.converter import lethe_data_converter
 from cli.worker import build_worker
-from config.converter import lethe_data_converter
 from config.settings import Settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres, self_check

@@ -12,7 +12,7 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from config.converter import lethe_data_converter
+from cli.converter import lethe_data_converter
 from workflows.memory import MemoryWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))

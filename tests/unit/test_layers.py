@@ -70,3 +70,30 @@ def test_no_workflow_module_imports_the_workflow_it_serves() -> None:
     # The workflow imports its helpers; a helper importing the workflow back is a cycle.
     back = [str(p.relative_to(ROOT)) for p, m in _imports("workflows") if m == "workflows.memory"]
     assert back == []
+
+
+# Third-party libraries that belong to one layer: who may import each (a package, or one module by its path).
+OWNERS = {
+    "sqlalchemy": {"store"},
+    "alembic": {"store"},
+    "asyncpg": {"store"},
+    "pgvector": {"store"},
+    "fastapi": {"api"},
+    "starlette": {"api"},
+    # The workflow, its activities, the command that runs them, and the gateway's one seam to Temporal.
+    "temporalio": {"workflows", "activities", "cli", "api/relay.py"},
+    "openai": {"providers"},
+    "onnxruntime": {"providers"},
+}
+
+
+@pytest.mark.parametrize("library", sorted(OWNERS))
+def test_each_library_is_imported_only_by_its_layer(library: str) -> None:
+    owners = OWNERS[library]
+    wrong = []
+    for package in sorted(PROJECT):
+        for path, module in _imports(package):
+            where = str(path.relative_to(ROOT))
+            if module.split(".")[0] == library and package not in owners and where not in owners:
+                wrong.append((where, module))
+    assert wrong == []

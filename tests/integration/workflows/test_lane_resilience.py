@@ -24,10 +24,10 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
+from cli.converter import lethe_data_converter
+from cli.temporal import connect_temporal
 from cli.worker import build_judge, build_worker
-from config.converter import lethe_data_converter
 from config.settings import Settings
-from config.temporal import connect_temporal
 from providers.judge import Judge
 from store.db import Database
 from tests.integration.workflows.lane_support import http_tenant, scalar, unprocessed

@@ -16,8 +16,8 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from cli.converter import lethe_data_converter
 from cli.worker import build_worker
-from config.converter import lethe_data_converter
 from config.settings import Settings
 from store.db import Database
 from tests.integration.workflows.lane_support import add_turn, new_tenant, signal, sleeps_prepared, unprocessed

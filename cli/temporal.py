@@ -9,9 +9,9 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSe
 from temporalio.client import Client
 from temporalio.service import TLSConfig
 
-from config.converter import lethe_data_converter
+from cli.converter import lethe_data_converter
+from cli.telemetry import temporal_interceptors
 from config.settings import Settings
-from config.telemetry import temporal_interceptors
 from contracts.lane_names import ALL_ATTRIBUTES
 
 __all__ = ["connect_temporal", "register_search_attributes"]
