@@ -16,7 +16,7 @@ from engine.traces import Trace
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
-from store.repositories import lane, mechanism
+from store.repositories import episode_store, lane, trace_store
 
 __all__ = ["score_fact_traces"]
 
@@ -32,7 +32,7 @@ async def score_fact_traces(
         if pk is None:
             return 0
         facts = await lane.facts_by_keys(session, tenant_id=tenant_id, memory_pk=pk, keys=fact_keys)
-        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk, forgotten=False)
+        episodes = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=pk, forgotten=False)
         # Only the remembered episodes' messages: a long memory's forgotten history is most of it.
         messages = await lane.messages_in(session, tenant_id=tenant_id, memory_pk=pk,
                                           spans=merged_spans((e.first_seq, e.last_seq) for e in episodes))
@@ -51,6 +51,6 @@ async def score_fact_traces(
             for episode, verdict in zip(episodes, row, strict=True)
         ]
         async with db.session() as session, session.begin():
-            added += await mechanism.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=traces)
+            added += await trace_store.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=traces)
         activity.heartbeat(start + len(batch))
     return added

@@ -22,7 +22,7 @@ from engine.units import closed_units, current_turn, units_of
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database, StoreSession
-from store.repositories import lane, mechanism, memories, size_ratios
+from store.repositories import boundary_store, episode_store, lane, memories, size_ratios
 
 __all__ = ["Cut", "cut_uncut", "score_units"]
 
@@ -35,12 +35,12 @@ async def _cutting_view(
     """What scoring and cutting read: the history from the start of the episode that ends the covered prefix
     (so units stay whole and the judge has context before the first uncut unit) and the recent messages, the
     episodes that reach into it, and where it starts. Never every episode nor every message of a long memory."""
-    covered = await mechanism.covered_prefix(session, tenant_id=tenant_id, memory_pk=memory_pk)
-    last = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk, reaching=covered)
+    covered = await episode_store.covered_prefix(session, tenant_id=tenant_id, memory_pk=memory_pk)
+    last = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk, reaching=covered)
     start = max((e.first_seq for e in last if e.last_seq == covered), default=1)
     messages = await lane.uncut_and_recent(session, tenant_id=tenant_id, memory_pk=memory_pk, from_seq=start,
                                            recent=RECENT_MESSAGES)
-    episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk,
+    episodes = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=memory_pk,
                                              reaching=messages[0].seq if messages else covered)
     return episodes, messages, start
 
@@ -53,7 +53,7 @@ async def score_units(db: Database, judge: Judge, *, tenant_id: str, memory_id: 
         if pk is None:
             return 0
         episodes, messages, start = await _cutting_view(session, tenant_id=tenant_id, memory_pk=pk)
-        scored = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=pk,
+        scored = await boundary_store.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=pk,
                                                       after_seq=start - 1)
     closed = closed_units(units_of(messages), current_turn(messages))
     uncut = {u.first_seq for run in uncut_runs(closed, episodes) for u in run}
@@ -71,7 +71,7 @@ async def score_units(db: Database, judge: Judge, *, tenant_id: str, memory_id: 
             for index, u, v in zip(range(lo, hi), window, verdicts, strict=True) if index in wanted
         }
         async with db.session() as session, session.begin():
-            await mechanism.save_boundary_scores(
+            await boundary_store.save_boundary_scores(
                 session, tenant_id=tenant_id, memory_pk=pk, scores=scores, judge=type(judge).__name__
             )
         done += len(scores)
@@ -107,10 +107,10 @@ async def cut_uncut(
         max_tokens = config.episode_max(budget.budget)
         if not uncut or uncut < min_episode_maxima * max_tokens:
             return Cut(episodes=0, uncut_tokens=uncut)
-        scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
+        scores = await boundary_store.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                       after_seq=start - 1)
         new = cut_closed(units, episodes, turn=turn, scores=scores, max_tokens=max_tokens,
                          min_units=config.episode_min_units)
-        inserted = await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=new,
+        inserted = await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=new,
                                             at=messages[-1].at)
     return Cut(episodes=len(inserted), uncut_tokens=uncut)

@@ -28,7 +28,19 @@ from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
 from store.db import StoreSession
 from store.models import Memory, Message
-from store.repositories import idempotency, mechanism, memories, messages, outbox, recall, size_ratios
+from store.repositories import (
+    boundary_store,
+    episode_store,
+    fact_store,
+    idempotency,
+    memories,
+    messages,
+    note_store,
+    outbox,
+    recall,
+    size_ratios,
+    trace_store,
+)
 
 log = logging.getLogger(__name__)
 
@@ -171,14 +183,14 @@ async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memo
     if known is not None and known.version == memory.mechanism_version:
         return known
     since = None if known is None else known.version
-    facts, gone = await mechanism.changed_facts(session, tenant_id=tenant_id, memory_pk=memory.id,
+    facts, gone = await fact_store.changed_facts(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                 changed_after=since)
     return (known or MemoryContents.empty()).updated(
         version=memory.mechanism_version,
-        episodes=await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id,
+        episodes=await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                changed_after=since),
-        traces=await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id, changed_after=since),
-        merged={} if since is None else await mechanism.merged_facts(session, tenant_id=tenant_id,
+        traces=await trace_store.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id, changed_after=since),
+        merged={} if since is None else await fact_store.merged_facts(session, tenant_id=tenant_id,
                                                                      memory_pk=memory.id, changed_after=since),
         facts=facts, gone=gone,
     )
@@ -208,7 +220,7 @@ async def _decide(
         recall_shown={seq: ids for seq, (_, ids) in blocks.items()},
     )
     # Only uncut history is ever cut: scores of units inside episodes are not needed.
-    scores = await mechanism.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
+    scores = await boundary_store.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                   after_seq=known.covered())
     ratio = await size_ratios.ratio_for(session, tenant_id=tenant_id, memory=memory, model=call.model)
     return decide(
@@ -219,12 +231,12 @@ async def _decide(
 
 async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, memory: Memory,
                      now: datetime) -> None:
-    await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
-    await mechanism.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
+    await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
+    await episode_store.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
                                       episodes=plan.episodes, transitions=plan.transitions, at=now)
     if plan.note_ask_turns:
         leaving = [e.id for e in plan.episodes if e.state is EpisodeState.LEAVING and not e.facts_written]
-        await mechanism.record_note_ask(session, tenant_id=tenant_id, memory_pk=memory.id,
+        await note_store.record_note_ask(session, tenant_id=tenant_id, memory_pk=memory.id,
                                         episode_keys=leaving, at=now)
     memories.owe_sleep(memory, owed=plan.sleep_owed)
 

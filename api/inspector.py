@@ -16,7 +16,7 @@ from contracts.lane_names import workflow_id
 from engine.timeline import activation_series, sample_times, span
 from engine.traces import Trace, significance
 from store.db import Database
-from store.repositories import inspection, mechanism, memories
+from store.repositories import episode_store, inspection, memories
 
 __all__ = ["CURSOR_PATTERN", "activation", "decode_cursor", "encode_cursor", "facts", "list_memories", "workflow_link"]
 
@@ -83,7 +83,7 @@ async def activation(
     and the fades and sleeps, so a plot can show why each episode left when it did."""
     async with db.session() as session:
         memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
-        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
+        episodes = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
         chosen = [e for e in episodes if (first_turn is None or e.last_turn >= first_turn)
                   and (last_turn is None or e.first_turn <= last_turn)]
         shown = chosen[-limit:] if newest else chosen[:limit]

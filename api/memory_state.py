@@ -13,7 +13,7 @@ from engine.decorate import facts_in_block
 from engine.episodes import EpisodeState
 from engine.traces import episode_activations, fact_activations, significance
 from store.db import Database
-from store.repositories import export, graph, mechanism, memories, recall
+from store.repositories import episode_store, export, fact_store, graph, memories, recall, trace_store
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +28,10 @@ def iso(value: datetime | None) -> str | None:
 async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: datetime) -> dict[str, Any]:
     async with db.session() as session:
         memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
-        rows = await mechanism.load_episode_rows(session, tenant_id=tenant_id, memory_pk=memory.id)
-        episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
-        traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id)
-        facts = await mechanism.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
+        rows = await episode_store.load_episode_rows(session, tenant_id=tenant_id, memory_pk=memory.id)
+        episodes = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
+        traces = await trace_store.load_traces(session, tenant_id=tenant_id, memory_pk=memory.id)
+        facts = await fact_store.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
         counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
         blocks = await recall.recall_blocks(session, tenant_id=tenant_id, memory_pk=memory.id)

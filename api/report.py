@@ -18,7 +18,7 @@ from engine.blocks.note_ask import NoteReading
 from engine.facts import Fact
 from engine.recognition import content_hash
 from engine.replies import note_calls, read_note, without_note_calls
-from store.repositories import idempotency, mechanism, memories, messages, outbox, size_ratios
+from store.repositories import fact_store, idempotency, memories, messages, note_store, outbox, size_ratios
 
 __all__ = ["report"]
 
@@ -113,9 +113,9 @@ async def _take_note(
     """Keep every note call raw; when it reads well, write its facts against every episode awaiting them."""
     if not calls or reading is None:
         return []
-    awaiting = await mechanism.awaiting_note(session, tenant_id=tenant_id, memory_pk=memory_pk)
+    awaiting = await note_store.awaiting_note(session, tenant_id=tenant_id, memory_pk=memory_pk)
     keys = [row.episode_key for row in awaiting]
-    first_call = await mechanism.keep_note_calls(
+    first_call = await note_store.keep_note_calls(
         session, tenant_id=tenant_id, memory_pk=memory_pk, decorate_id=decorate_id, at=now, episode_keys=keys,
         calls=[(call.call_id, call.arguments) for call in calls], taken=reading.taken, error=reading.error)
     if not reading.taken:
@@ -127,6 +127,6 @@ async def _take_note(
              source=entry.source)
         for index, entry in enumerate(reading.entries)
     ]
-    mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)
-    mechanism.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
+    fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)
+    note_store.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
     return [fact.id for fact in facts]

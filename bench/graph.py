@@ -39,7 +39,7 @@ from engine.facts import Fact  # noqa: E402
 from providers.embedder import CachingEmbedder, LocalEmbedder  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402
 from store.db import Database  # noqa: E402
-from store.repositories import mechanism, memories, search, tenants  # noqa: E402
+from store.repositories import fact_store, memories, search, tenants  # noqa: E402
 
 __all__ = ["main"]
 
@@ -70,7 +70,7 @@ async def _write_facts(db: Database, tenant_id: str, memory_id: str, start: int,
             facts.append(Fact(id=f"bench{i // 10}:{i % 10}", note=n["note"], subject=n["subject"],
                               object=n["object"], milestone=False, episode_ids=(), at=T0 + timedelta(minutes=i),
                               first_turn=i, last_turn=i, source="user"))
-        mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory.id, note_call_id=None, facts=facts)
+        fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory.id, note_call_id=None, facts=facts)
 
 
 async def _lane(db: Database, graph: GraphActivities, tenant_id: str, sizes: list[int]) -> list[dict[str, Any]]:

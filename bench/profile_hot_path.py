@@ -38,7 +38,7 @@ from providers.factory import make_token_counter  # noqa: E402
 from store.db import Database  # noqa: E402
 from store.embedded import EmbeddedPostgres  # noqa: E402
 from store.migrate import upgrade_to_head  # noqa: E402
-from store.repositories import mechanism, memories, tenants  # noqa: E402
+from store.repositories import episode_store, memories, tenants, trace_store  # noqa: E402
 
 
 async def _turn(ctx: HotPath, tenant: str, memory_id: str, history: list[dict[str, Any]], turn: int) -> float:
@@ -54,9 +54,9 @@ async def _turn(ctx: HotPath, tenant: str, memory_id: str, history: list[dict[st
 
 async def _lane_change(db: Database, tenant: str, pk: int) -> None:
     async with db.session() as session, session.begin():
-        remembered = await mechanism.load_episodes(session, tenant_id=tenant, memory_pk=pk, forgotten=False)
+        remembered = await episode_store.load_episodes(session, tenant_id=tenant, memory_pk=pk, forgotten=False)
         if remembered:
-            await mechanism.add_traces(session, tenant_id=tenant, memory_pk=pk, traces=[Trace(
+            await trace_store.add_traces(session, tenant_id=tenant, memory_pk=pk, traces=[Trace(
                 at=datetime.now(UTC), score=0.5, counted=True, episode_id=remembered[-1].id, fact_id=None)])
 
 

@@ -15,7 +15,7 @@ from engine.facts import Fact
 from engine.traces import Trace
 from store.db import Database
 from store.models import Memory
-from store.repositories import mechanism, memories, tenants
+from store.repositories import episode_store, fact_store, memories, note_store, tenants, trace_store
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -41,27 +41,27 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
         seen.append(await _version(db, pk))
         return seen[-1] - seen[-2]
 
-    assert await step(lambda s: mechanism.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+    assert await step(lambda s: episode_store.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
                                                      at=NOW)) > 0
     # The same cut again inserts nothing: nothing moves.
-    assert await step(lambda s: mechanism.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+    assert await step(lambda s: episode_store.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
                                                      at=NOW)) == 0
-    assert await step(lambda s: mechanism.add_traces(s, tenant_id=tenant_id, memory_pk=pk, traces=[
+    assert await step(lambda s: trace_store.add_traces(s, tenant_id=tenant_id, memory_pk=pk, traces=[
         Trace(at=NOW, score=1.0, counted=True, episode_id="ep-1-2", fact_id="f-1")])) > 0
     leaving = Episode(**{**episode.__dict__, "state": EpisodeState.LEAVING})
-    assert await step(lambda s: mechanism.apply_transitions(
+    assert await step(lambda s: episode_store.apply_transitions(
         s, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],
         transitions=[Transition("ep-1-2", EpisodeState.LIVE, EpisodeState.LEAVING, "fade")], at=NOW)) > 0
     # A note ask's counter is not something the engine reads.
-    assert await step(lambda s: mechanism.record_note_ask(s, tenant_id=tenant_id, memory_pk=pk,
+    assert await step(lambda s: note_store.record_note_ask(s, tenant_id=tenant_id, memory_pk=pk,
                                                           episode_keys=["ep-1-2"], at=NOW)) == 0
 
     async def note(session) -> None:  # type: ignore[no-untyped-def]
-        mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=pk, note_call_id=None, facts=[
+        fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=pk, note_call_id=None, facts=[
             Fact(id="f1", note="Dana owns the pricing page.", subject="Dana", object="pricing page",
                  milestone=False, episode_ids=("ep-1-2",), at=NOW, first_turn=1, last_turn=1)])
         await session.flush()
-        mechanism.acknowledge(session, tenant_id=tenant_id, episodes=await mechanism.awaiting_note(
+        note_store.acknowledge(session, tenant_id=tenant_id, episodes=await note_store.awaiting_note(
             session, tenant_id=tenant_id, memory_pk=pk), at=NOW)
 
     assert await step(note) > 0  # the fact, and the episode now has its facts
@@ -80,13 +80,14 @@ async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(d
 
     async def changed_since(version: int) -> tuple[list[str], int]:
         async with db.session() as session:
-            episodes = await mechanism.load_episodes(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
-            traces = await mechanism.load_traces(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
+            episodes = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=pk,
+                                                         changed_after=version)
+            traces = await trace_store.load_traces(session, tenant_id=tenant_id, memory_pk=pk, changed_after=version)
         return [e.id for e in episodes], len(traces)
 
     before = await _version(db, pk)
     async with db.session() as session, session.begin():
-        await mechanism.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[first, second], at=NOW)
+        await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[first, second], at=NOW)
     held = await _version(db, pk)
     assert await changed_since(before) == (["ep-1-2", "ep-3-4"], 2)  # the episodes and their encoding traces
     assert await changed_since(held) == ([], 0)
@@ -94,10 +95,10 @@ async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(d
     leaving = Episode(**{**second.__dict__, "state": EpisodeState.LEAVING})
     async with db.session() as session, session.begin():
         await memories.lock_memory(session, tenant_id=tenant_id, memory_id="stamped", create=False)
-        await mechanism.apply_transitions(
+        await episode_store.apply_transitions(
             session, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],
             transitions=[Transition("ep-3-4", EpisodeState.LIVE, EpisodeState.LEAVING, "fade")], at=NOW)
-        await mechanism.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
+        await trace_store.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
             Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
     assert await changed_since(held) == (["ep-3-4"], 1)
     assert await changed_since(await _version(db, pk)) == ([], 0)
@@ -111,6 +112,6 @@ async def test_the_covered_prefix_in_postgres_is_the_engines(db: Database, spans
         memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="covered")
         episodes = [Episode(id=f"ep-{a}-{b}", state=EpisodeState.FORGOTTEN if a % 2 else EpisodeState.LIVE,
                             first_seq=a, last_seq=b, first_turn=a, last_turn=b, tokens=1, at=NOW) for a, b in spans]
-        await mechanism.save_cut(session, tenant_id=tenant.id, memory_pk=memory.id, episodes=episodes, at=NOW)
-        assert await mechanism.covered_prefix(session, tenant_id=tenant.id, memory_pk=memory.id) == \
+        await episode_store.save_cut(session, tenant_id=tenant.id, memory_pk=memory.id, episodes=episodes, at=NOW)
+        assert await episode_store.covered_prefix(session, tenant_id=tenant.id, memory_pk=memory.id) == \
             covered_prefix(episodes)

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from engine.facts import Fact
 from store.db import Database
 from store.models import NoteCall
-from store.repositories import mechanism, memories, outbox
+from store.repositories import fact_store, memories, outbox
 
 
 async def write_note(db: Database, tenant_id: str, memory_id: str, call: str, notes: list[dict[str, Any]],
@@ -30,7 +30,7 @@ async def write_note(db: Database, tenant_id: str, memory_id: str, call: str, no
         facts = [Fact(id=f"{call}:{i}", note=n["note"], subject=n["subject"], object=n["object"],
                       milestone=n.get("milestone", False), episode_ids=(), at=at, first_turn=1, last_turn=1,
                       source=n.get("source", "unknown")) for i, n in enumerate(notes)]
-        mechanism.add_facts(session, tenant_id=tenant_id, memory_pk=memory.id, note_call_id=row.id, facts=facts)
+        fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory.id, note_call_id=row.id, facts=facts)
         payload = {"decorate_id": call, "fact_keys": [f.id for f in facts]} if kind == "facts_written" else {}
         return outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind=kind, payload=payload)
 

@@ -1,0 +1,103 @@
+"""Facts as the mechanism reads them (the facts block, traces) and adds them from a note.
+
+The hot path and the lane both go through here under the memory's row lock (`memories.lock_memory`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from engine.episodes import EpisodeState
+from engine.facts import Fact
+from store.models import Entity as EntityRow
+from store.models import Episode as EpisodeRow
+from store.models import Fact as FactRow
+
+__all__ = ["add_facts", "changed_facts", "load_facts", "merged_facts"]
+
+
+async def merged_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, changed_after: int) -> dict[str, str]:
+    """Facts merged into another since the mechanism version `changed_after`: key -> the fact that stands.
+    Traces read before the merge still name the merged fact; a reader moves them with this."""
+    rows = await session.execute(
+        select(FactRow.fact_key, FactRow.merged_into)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.merged_into.is_not(None),
+               FactRow.changed_version > changed_after)
+    )
+    return {key: into for key, into in rows}
+
+
+def _facts_query(tenant_id: str, memory_pk: int) -> Any:
+    """Facts oldest first, their entities under the canonical names the graph gives them (the names as written
+    until the lane has resolved them), with whether each is still in force (neither retired nor merged)."""
+    subject, obj = aliased(EntityRow), aliased(EntityRow)
+    # Columns, not rows: a fact row carries its vector and word index, which every decorate would decode.
+    return (
+        select(FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
+               func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.episode_keys, FactRow.at,
+               FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with,
+               and_(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None)))
+        .outerjoin(subject, subject.id == FactRow.subject_entity_id)
+        .outerjoin(obj, obj.id == FactRow.object_entity_id)
+        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk)
+        .order_by(FactRow.id)
+    )
+
+
+def _fact(row: Any) -> Fact:
+    key, note, subject_name, object_name, milestone, episodes, at, first, last, source, conflict, _ = row
+    return Fact(id=key, note=note, subject=subject_name, object=object_name, milestone=milestone,
+                episode_ids=tuple(episodes), at=at, first_turn=first, last_turn=last, source=source,
+                conflict_with=conflict)
+
+
+async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, block_only: bool = False) -> list[Fact]:
+    """Facts in force (neither retired nor merged into another), oldest first.
+
+    `block_only`: just those the facts block can show, written against a leaving or sealed episode; a long
+    memory's other facts belong to forgotten episodes, and a decorate need not carry them."""
+    query = _facts_query(tenant_id, memory_pk).where(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None))
+    if block_only:
+        showing = (
+            select(func.array_agg(EpisodeRow.episode_key))
+            .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
+                   EpisodeRow.state.in_((EpisodeState.LEAVING.value, EpisodeState.SEALED.value)))
+            .scalar_subquery()
+        )
+        query = query.where(FactRow.episode_keys.overlap(showing))
+    return [_fact(row) for row in await session.execute(query)]
+
+
+async def changed_facts(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, changed_after: int | None
+) -> tuple[list[Fact], list[str]]:
+    """Facts changed after the mechanism version `changed_after` (all, when None), oldest first: those in
+    force, and the keys of those no longer in force."""
+    query = _facts_query(tenant_id, memory_pk)
+    if changed_after is not None:
+        query = query.where(FactRow.changed_version > changed_after)
+    in_force: list[Fact] = []
+    gone: list[str] = []
+    for row in await session.execute(query):
+        if row[-1]:
+            in_force.append(_fact(row))
+        else:
+            gone.append(row[0])
+    return in_force, gone
+
+
+def add_facts(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, note_call_id: int | None, facts: Sequence[Fact]
+) -> None:
+    for fact in facts:
+        session.add(FactRow(
+            memory_pk=memory_pk, tenant_id=tenant_id, fact_key=fact.id, note=fact.note, subject=fact.subject,
+            object=fact.object, milestone=fact.milestone, episode_keys=list(fact.episode_ids),
+            first_turn=fact.first_turn, last_turn=fact.last_turn, at=fact.at, note_call_id=note_call_id,
+            valid_from=fact.at, source=fact.source,
+        ))
