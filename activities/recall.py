@@ -24,7 +24,7 @@ from providers.embedder import Embedder, prime
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
-from store.repositories import recall
+from store.repositories import recall_blocks, recall_graph, recall_reads
 from store.repositories.recall_search import Query, search_candidates
 
 __all__ = ["RecallActivities"]
@@ -61,18 +61,18 @@ class RecallActivities:
         memory, event = params.memory, params.event
         with job_span("prepare_recall", memory.tenant_id, event):
             async with self.db.session() as session:
-                known = await recall.memory_turn(session, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
+                known = await recall_reads.memory_turn(session, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
                 if known is None:
                     return 0  # erased meanwhile
                 pk, turn = known
                 # The walk goes from facts to facts: with none in the graph yet (passages alone are rated in the
                 # hot path), there is nothing to prepare, and no message to embed or search for.
-                if turn == 0 or not await recall.has_facts(session, tenant_id=memory.tenant_id, memory_pk=pk):
+                if turn == 0 or not await recall_reads.has_facts(session, tenant_id=memory.tenant_id, memory_pk=pk):
                     return 0
-                if await recall.prepared_walk(session, tenant_id=memory.tenant_id, memory_pk=pk,
+                if await recall_blocks.prepared_walk(session, tenant_id=memory.tenant_id, memory_pk=pk,
                                               for_turn=turn + 1) is not None:
                     return 0
-                messages = await recall.turn_messages(session, tenant_id=memory.tenant_id, memory_pk=pk,
+                messages = await recall_reads.turn_messages(session, tenant_id=memory.tenant_id, memory_pk=pk,
                                                       first_turn=turn, last_turn=turn)
             # Before the turn's reply is in, the walk would miss it; the report that brings it prepares it.
             if not any(m.kind not in ("user", "instruction") for m in messages):
@@ -87,18 +87,19 @@ class RecallActivities:
                     dialogue=Query(dialogue, vectors[1]), parts=[], language=self.language)
 
                 async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
-                    read = await recall.rating_texts(session, tenant_id=memory.tenant_id, memory_pk=pk, ids=ids,
+                    read = await recall_graph.rating_texts(session, tenant_id=memory.tenant_id, memory_pk=pk, ids=ids,
                                                      via=via, dialogue=dialogue)
                     prime(self.embedder, read.vectors)
                     return [int(v.level) for v in await self.judge.rate_relevance(read.context, read.notes,
                                                                                   scope=scope)]
 
                 async def near(ids: Sequence[int]) -> list[int]:
-                    return await recall.neighbours(session, tenant_id=memory.tenant_id, memory_pk=pk, fact_ids=ids)
+                    return await recall_graph.neighbours(session, tenant_id=memory.tenant_id, memory_pk=pk,
+                                                         fact_ids=ids)
 
                 levels = await walk(candidates.facts, rate=rate, neighbours=near, rules=self.config.walk_rules())
             async with self.db.session() as session, session.begin():
-                await recall.save_walk(session, tenant_id=memory.tenant_id, memory_pk=pk, for_turn=turn + 1,
+                await recall_blocks.save_walk(session, tenant_id=memory.tenant_id, memory_pk=pk, for_turn=turn + 1,
                                        after_seq=messages[-1].seq, levels=levels, at=messages[-1].at)
             activity.logger.info("recall walk prepared", extra={
                 "memory_id": memory.memory_id, "for_turn": turn + 1, "facts": len(levels)})
@@ -112,20 +113,20 @@ class RecallActivities:
         memory, event = params.memory, params.event
         with job_span("distill_recall", memory.tenant_id, event):
             async with self.db.session() as session:
-                known = await recall.memory_turn(session, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
+                known = await recall_reads.memory_turn(session, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
                 if known is None:
                     return 0
                 pk, last_turn = known
-                pending = await recall.recall_blocks(session, tenant_id=memory.tenant_id, memory_pk=pk,
+                pending = await recall_blocks.recall_blocks(session, tenant_id=memory.tenant_id, memory_pk=pk,
                                                       undistilled_before=last_turn)
             done = 0
             for block in pending:
                 done += await self._distill(memory.tenant_id, memory.memory_id, pk, block)
             return done
 
-    async def _distill(self, tenant_id: str, memory_id: str, pk: int, block: recall.BlockRow) -> int:
+    async def _distill(self, tenant_id: str, memory_id: str, pk: int, block: recall_blocks.BlockRow) -> int:
         async with self.db.session() as session:
-            messages = await recall.turn_messages(session, tenant_id=tenant_id, memory_pk=pk,
+            messages = await recall_reads.turn_messages(session, tenant_id=tenant_id, memory_pk=pk,
                                                   first_turn=block.turn, last_turn=block.turn + 1)
         # The turn itself, and the first message of the next (the user's reaction tells what mattered).
         around = [m for m in messages if m.turn == block.turn] + [m for m in messages if m.turn > block.turn][:1]
@@ -138,7 +139,7 @@ class RecallActivities:
         # Dated by the message that closed the turn, like everything else the memory records.
         at = around[-1].at if around else block.at
         async with self.db.session() as session, session.begin():
-            changed = await recall.distill_block(session, tenant_id=tenant_id, memory_pk=pk, turn=block.turn,
+            changed = await recall_blocks.distill_block(session, tenant_id=tenant_id, memory_pk=pk, turn=block.turn,
                                                  text=text, kept=kept, at=at)
         activity.logger.info("recall block distilled", extra={
             "memory_id": memory_id, "turn": block.turn, "kept": len(kept), "of": len(block.items)})

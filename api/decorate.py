@@ -37,7 +37,7 @@ from store.repositories import (
     messages,
     note_store,
     outbox,
-    recall,
+    recall_blocks,
     size_ratios,
     trace_store,
 )
@@ -114,7 +114,7 @@ async def decorate(
             recalled = time.perf_counter()
             plan = finish(decided, found.items if found is not None else None)
             if plan.recall_block is not None and plan.recall_seq is not None and found is not None:
-                recall.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
+                recall_blocks.save_block(session, tenant_id=tenant_id, memory_pk=memory.id, turn=memory.last_turn,
                                   before_seq=plan.recall_seq, text=plan.recall_block, items=plan.recall_items,
                                   provenance=found.provenance, at=now)
             answer = _answer(session, call, plan, stored, tenant_id=tenant_id, memory=memory, now=now)
@@ -210,7 +210,7 @@ async def _decide(
     in_view = in_view_and_recent(history.messages, known.hidden(), recent=RECENT_MESSAGES)
     blocks: dict[int, tuple[str, frozenset[int]]] = {}
     if ctx.recaller is not None and in_view:
-        blocks = await recall.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory.id,
+        blocks = await recall_blocks.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory.id,
                                              from_seq=in_view[0].seq)
     # Forgotten episodes before what the engine reads hide nothing in it: a long memory's thousands stay out.
     episodes = known.episodes_from(in_view[0].seq if in_view else history.last_seq + 1)

@@ -13,7 +13,7 @@ from engine.decorate import facts_in_block
 from engine.episodes import EpisodeState
 from engine.traces import episode_activations, fact_activations, significance
 from store.db import Database
-from store.repositories import episode_store, export, fact_store, graph, memories, recall, trace_store
+from store.repositories import episode_store, export, fact_store, graph, memories, recall_blocks, trace_store
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         facts = await fact_store.load_facts(session, tenant_id=tenant_id, memory_pk=memory.id)
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
         counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
-        blocks = await recall.recall_blocks(session, tenant_id=tenant_id, memory_pk=memory.id)
+        blocks = await recall_blocks.recall_blocks(session, tenant_id=tenant_id, memory_pk=memory.id)
     activations = episode_activations(episodes, traces, now)
     by_episode: dict[str, list[Any]] = {}
     for trace in traces:  # grouped once: a scan per episode is quadratic at thousands of episodes

@@ -34,7 +34,7 @@ from providers.embedder import Embedder, pooled, prime
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database
-from store.repositories import recall
+from store.repositories import recall_graph, recall_reads
 from store.repositories.recall_search import Candidates, Query, Searched, search_by_meaning, search_by_words
 
 __all__ = ["Found", "Recaller", "new_user_text"]
@@ -243,7 +243,7 @@ class Recaller:
             by_words = asyncio.ensure_future(words(known_pk, *message_words)) if known_pk is not None else None
             try:
                 async with progress.step():
-                    start = await recall.recall_start(session, tenant_id=tenant_id, memory_id=memory_id)
+                    start = await recall_reads.recall_start(session, tenant_id=tenant_id, memory_id=memory_id)
                 if start is None or not start.recallable:
                     self.barren[key] = True
                     return None
@@ -316,15 +316,15 @@ class Recaller:
                 passage_ids = candidates.passages[:self.passage_hits]
 
                 async def facts_read() -> tuple[list[int], dict[int, Any]]:
-                    across = await recall.bridges(session, tenant_id=tenant_id, memory_pk=pk,
+                    across = await recall_graph.bridges(session, tenant_id=tenant_id, memory_pk=pk,
                                                   fact_ids=hits[:HITS_FIRST], vector=whole, limit=self.bridges)
                     ids = list(dict.fromkeys([*hits[:HITS_FIRST], *across, *hits,
                                               *kept_in_order(progress.kept, rules)]))
-                    return ids, await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=ids)
+                    return ids, await recall_reads.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=ids)
 
                 # The passages are read on their own connection while the bridges are found and the facts read.
                 async with progress.step():
-                    (fact_ids, facts), passages = await asyncio.gather(facts_read(), recall.passages_by_ids(
+                    (fact_ids, facts), passages = await asyncio.gather(facts_read(), recall_reads.passages_by_ids(
                         passages_session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids))
                 return Found(text, ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of),
                              "prepared")
@@ -347,8 +347,8 @@ class Recaller:
 
 async def _read_items(session: Any, tenant_id: str, pk: int, fact_ids: Sequence[int], passage_ids: Sequence[int],
                       candidates: Candidates) -> list[Recalled]:
-    facts = await recall.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=fact_ids)
-    passages = await recall.passages_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids)
+    facts = await recall_reads.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=fact_ids)
+    passages = await recall_reads.passages_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids)
     return ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of)
 
 
@@ -383,21 +383,21 @@ async def walk_candidates(
     async with db.session() as session:
         async def rate(ids: Sequence[int], via: Sequence[int]) -> list[int]:
             async with step():
-                read = await recall.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids,
+                read = await recall_graph.rating_texts(session, tenant_id=tenant_id, memory_pk=memory_pk, ids=ids,
                                                  via=via, dialogue=dialogue)
             prime(embedder, read.vectors)
             return [int(v.level) for v in await judge.rate_relevance(read.context, read.notes, scope=scope)]
 
         async def near(ids: Sequence[int]) -> list[int]:
             async with step():
-                return await recall.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)
+                return await recall_graph.neighbours(session, tenant_id=tenant_id, memory_pk=memory_pk, fact_ids=ids)
 
         levels = await walk(candidates.facts, rate=rate, neighbours=near, rules=config.walk_rules(), known=known)
         passage_levels: dict[int, int] = {}
         if candidates.passages:
             shown = candidates.passages[:config.recall_walk_per_step]
             async with step():
-                texts, vectors = await recall.passage_rating_texts(session, tenant_id=tenant_id,
+                texts, vectors = await recall_graph.passage_rating_texts(session, tenant_id=tenant_id,
                                                                    memory_pk=memory_pk, ids=shown)
             prime(embedder, vectors)  # a passage is a few hundred tokens: never embed one again for rating
             verdicts = await judge.rate_relevance(dialogue, texts, scope=scope)

@@ -23,7 +23,7 @@ from providers.embedder import Embedder
 from providers.local_judge import LocalJudge
 from providers.usage import UsageScope
 from store.db import Database
-from store.repositories import recall
+from store.repositories import recall_reads
 from store.repositories.recall_search import Query, search_candidates
 
 __all__ = ["Diagnosis"]
@@ -100,7 +100,7 @@ class Diagnosis:
         scope = UsageScope(self.tenant_id, self.memory_id)
         try:
             async with db.session() as session:
-                known = await recall.memory_turn(session, tenant_id=self.tenant_id, memory_id=self.memory_id)
+                known = await recall_reads.memory_turn(session, tenant_id=self.tenant_id, memory_id=self.memory_id)
                 if known is None:
                     return {}
                 pk = known[0]

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import text
 
 from store.db import Database
-from store.repositories import memories, recall, tenants
+from store.repositories import memories, recall_graph, tenants
 
 
 def _vector(*weights: float) -> list[float]:
@@ -61,8 +61,8 @@ async def test_bridges_cross_the_hits_entities_nearest_the_message_first(db: Dat
 
     async with db.session() as session:
         scope = {"tenant_id": tenant.id, "memory_pk": pk, "vector": question}
-        assert await recall.bridges(session, fact_ids=[hit], limit=3, **scope) == [based, tea]
-        assert await recall.bridges(session, fact_ids=[hit], limit=1, **scope) == [based]
+        assert await recall_graph.bridges(session, fact_ids=[hit], limit=3, **scope) == [based, tea]
+        assert await recall_graph.bridges(session, fact_ids=[hit], limit=1, **scope) == [based]
         # Only the newest `reach` neighbours are weighed: the newest one alone.
-        assert await recall.bridges(session, fact_ids=[hit], limit=3, reach=1, **scope) == [tea]
-        assert await recall.bridges(session, fact_ids=[], limit=3, **scope) == []
+        assert await recall_graph.bridges(session, fact_ids=[hit], limit=3, reach=1, **scope) == [tea]
+        assert await recall_graph.bridges(session, fact_ids=[], limit=3, **scope) == []

@@ -1,0 +1,148 @@
+"""What recall reads of a memory: where it stands, its messages by turn, and the facts and passages a
+block holds, by id.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, and_, bindparam, exists, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from engine.messages import StoredMessage
+from engine.recall.grouping import RecalledFact, RecalledPassage
+from store.models import Entity, Memory, Message, Passage, RecallWalk
+from store.models import Fact as FactRow
+from store.repositories.recall_blocks import levels_from_json
+
+__all__ = [
+    "RecallStart",
+    "facts_by_ids",
+    "has_facts",
+    "memory_turn",
+    "passages_by_ids",
+    "recall_start",
+    "turn_messages",
+    "usable_facts",
+]
+
+
+def usable_facts() -> Any:
+    # Facts the graph holds: integrated, not folded into another (a retired one stays, for its earlier value).
+    return and_(FactRow.integrated_at.is_not(None), FactRow.merged_into.is_(None))
+
+
+async def memory_turn(session: AsyncSession, *, tenant_id: str, memory_id: str) -> tuple[int, int] | None:
+    """(pk, last turn) of the memory, read without its lock (recall searches before taking it)."""
+    row = (await session.execute(
+        select(Memory.id, Memory.last_turn).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+    )).one_or_none()
+    return None if row is None else (row[0], row[1])
+
+
+@dataclass(frozen=True)
+class RecallStart:
+    """What recall reads of a memory before searching: its pk and last turn, whether it holds anything to
+    recall, and the lane's prepared walk for the next turn (None: none ready)."""
+
+    pk: int
+    last_turn: int
+    recallable: bool
+    prepared: dict[int, int] | None
+
+
+async def recall_start(session: AsyncSession, *, tenant_id: str, memory_id: str) -> RecallStart | None:
+    """The memory's pk and last turn, whether it holds anything recall could find, and the walk prepared for
+    its next message, in one round trip (the hot path's first read)."""
+    row = (await session.execute(_start_statement(), {"tenant_id": tenant_id, "memory_id": memory_id})).one_or_none()
+    if row is None:
+        return None
+    pk, last_turn, recallable, levels = row
+    return RecallStart(pk, last_turn, bool(recallable), levels_from_json(levels))
+
+
+@functools.cache
+def _start_statement() -> Select[Any]:
+    """Built once, as the hot path's other reads are (`_facts_statement`)."""
+    tenant_id = bindparam("tenant_id")
+    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == Memory.id, usable_facts())
+    passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == Memory.id)
+    walk = (select(RecallWalk.levels)
+            .where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == Memory.id,
+                   RecallWalk.for_turn == Memory.last_turn + 1).scalar_subquery())
+    return (select(Memory.id, Memory.last_turn, or_(facts, passages), walk)
+            .where(Memory.tenant_id == tenant_id, Memory.memory_id == bindparam("memory_id")))
+
+
+
+async def turn_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int, first_turn: int,
+                        last_turn: int) -> list[StoredMessage]:
+    """The messages of these turns, in seq order."""
+    rows = await session.execute(
+        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
+        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.turn >= first_turn,
+               Message.turn <= last_turn).order_by(Message.seq))
+    return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
+
+
+async def has_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> bool:
+    """Whether the memory's graph holds a fact to walk: the lane prepares no walk before the first one."""
+    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, usable_facts())
+    return bool((await session.execute(select(facts))).scalar())
+
+
+async def facts_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
+                       ) -> dict[int, RecalledFact]:
+    """The facts, their entities under canonical names, and for each retired one the fact that replaced it
+    (keyed by its id too), so an earlier value is never shown alone."""
+    found = await _facts(session, tenant_id, memory_pk, "id", list(ids))
+    replacements = [f.retired_by for f in found.values() if f.retired_by]
+    if replacements:
+        found.update(await _facts(session, tenant_id, memory_pk, "fact_key", replacements))
+    return found
+
+
+@functools.cache
+def _facts_statement(by: str) -> Select[Any]:
+    """Facts by id or by key, built once (the hot path's recall fetches with it; building its aliased joins cost
+    as much as running it)."""
+    subject, obj = aliased(Entity), aliased(Entity)
+    column = FactRow.id if by == "id" else FactRow.fact_key
+    return (
+        select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
+               func.coalesce(obj.name, FactRow.object), FactRow.at, FactRow.first_turn, FactRow.last_turn,
+               FactRow.retired_by)
+        .outerjoin(subject, subject.id == FactRow.subject_entity_id)
+        .outerjoin(obj, obj.id == FactRow.object_entity_id)
+        .where(FactRow.tenant_id == bindparam("tenant_id"), FactRow.memory_pk == bindparam("memory_pk"), usable_facts(),
+               column.in_(bindparam("values", expanding=True)))
+    )
+
+
+async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, by: str, values: Sequence[Any]
+                 ) -> dict[int, RecalledFact]:
+    rows = await session.execute(_facts_statement(by), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                         "values": list(values)})
+    return {i: RecalledFact(key=key, id=i, note=note, subject=s, object=o, at=at, first_turn=first,
+                            last_turn=last, retired_by=retired_by)
+            for i, key, note, s, o, at, first, last, retired_by in rows}
+
+
+async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
+                          ) -> dict[int, RecalledPassage]:
+    if not ids:
+        return {}
+    rows = await session.execute(_passages_statement(), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                          "ids": list(ids)})
+    return {i: RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at) for i, t, a, b, at in rows}
+
+
+@functools.cache
+def _passages_statement() -> Select[Any]:
+    return (select(Passage.id, Passage.text, Passage.first_turn, Passage.last_turn, Passage.at)
+            .where(Passage.tenant_id == bindparam("tenant_id"), Passage.memory_pk == bindparam("memory_pk"),
+                   Passage.id.in_(bindparam("ids", expanding=True))))
