@@ -1,0 +1,73 @@
+"""What a decorate reads of the turn in progress and the episodes, and the request it assembles from them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from engine.assembly import Block, assemble
+from engine.blocks.facts_block import render_facts_block
+from engine.blocks.note_ask import render_note_ask
+from engine.config import MechanismConfig
+from engine.decorate.view import facts_in_block, sealed_ids, visible_messages
+from engine.episodes import Episode, EpisodeState
+from engine.facts import Fact
+from engine.fade import should_sleep
+from engine.messages import StoredMessage
+
+__all__ = ["assemble_request", "block_keys", "note_ask_turns", "sleeps", "turn_user_seq"]
+
+
+def block_keys(facts: Sequence[Fact], episodes: Sequence[Episode]) -> frozenset[str]:
+    """The ids of the facts the facts block shows with `episodes` in these states."""
+    return frozenset(f.id for f in facts_in_block(facts, sealed_ids(episodes)))
+
+
+def note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:
+    """The turns the note ask names: those of the leaving episodes (None: nothing is leaving)."""
+    leaving = [e for e in episodes if e.state is EpisodeState.LEAVING]
+    return (min(e.first_turn for e in leaving), max(e.last_turn for e in leaving)) if leaving else None
+
+
+def assemble_request(request: Mapping[str, Any], messages: Sequence[StoredMessage], facts: Sequence[Fact],
+                     fact_weights: Mapping[str, float], episodes: Sequence[Episode],
+                     ask_turns: tuple[int, int] | None, blocks: Mapping[int, str]) -> dict[str, Any]:
+    """The request as sent: the history in view with its recall blocks, the facts block and the note ask."""
+    history: list[Mapping[str, Any] | Block] = []
+    for message in visible_messages(messages, episodes):
+        if message.seq in blocks:
+            history.append(Block(blocks[message.seq]))
+        history.append(message.body)
+    return assemble(
+        request,
+        history=history,
+        facts_block=render_facts_block(facts_in_block(facts, sealed_ids(episodes)), fact_weights),
+        note_ask=render_note_ask(*ask_turns) if ask_turns else None,
+    )
+
+
+def turn_user_seq(messages: Sequence[StoredMessage], turn: int) -> int | None:
+    """The seq of the user message that opened the turn in progress: its recall block stands before it."""
+    for message in _current_turn_messages(messages, turn):
+        if message.kind == "user":
+            return message.seq
+    return None
+
+
+def _current_turn_messages(messages: Sequence[StoredMessage], turn: int) -> Sequence[StoredMessage]:
+    # Turns only grow along the history: the current one is a tail, found from the end.
+    start = len(messages)
+    while start > 0 and messages[start - 1].turn == turn:
+        start -= 1
+    return messages[start:]
+
+
+def sleeps(messages: Sequence[StoredMessage], turn: int, now: datetime, config: MechanismConfig) -> bool:
+    """Whether this call sleeps: the first call of a turn, long enough after the last user message."""
+    # Only the first call of a new turn sleeps: once the assistant has acted in it, the gap is accounted for.
+    in_turn = _current_turn_messages(messages, turn)
+    if turn == 0 or any(m.kind != "user" for m in in_turn):
+        return False
+    earlier = next((m for m in reversed(messages[:len(messages) - len(in_turn)]) if m.kind == "user"), None)
+    return should_sleep(earlier.at if earlier else None, now, sleep_after=config.sleep_after)
