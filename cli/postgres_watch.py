@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from store.embedded import EmbeddedPostgres, Postmaster, crash_lines, explain_crash
+from store.embedded import EmbeddedPostgres, Postmaster, crash_lines, explain_crash, log_size, read_log
 
 __all__ = ["PostgresWatch"]
 
@@ -25,22 +25,11 @@ class PostgresWatch:
     def __init__(self, postgres: EmbeddedPostgres, stop: asyncio.Event, *, interval: float = 0.5) -> None:
         self.postgres, self.stop, self.interval = postgres, stop, interval
         self.failure: str | None = None
-        self._offset = self._size()
+        self._offset = log_size(postgres.log_file)
         self._recovering = False
 
-    def _size(self) -> int:
-        try:
-            return self.postgres.log_file.stat().st_size
-        except OSError:
-            return 0
-
     def _read_new(self) -> str:
-        try:
-            with self.postgres.log_file.open("rb") as log:
-                log.seek(self._offset)
-                data = log.read()
-        except OSError:
-            return ""
+        data = read_log(self.postgres.log_file, self._offset)
         # Only whole lines: the rest is read on the next pass.
         whole = data[: data.rfind(b"\n") + 1]
         self._offset += len(whole)

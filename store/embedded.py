@@ -28,6 +28,8 @@ __all__ = [
     "Postmaster",
     "crash_lines",
     "explain_crash",
+    "log_size",
+    "read_log",
     "running_url",
     "self_check",
 ]
@@ -259,7 +261,7 @@ async def self_check(url: str, *, log_file: Path | None = None) -> None:
     import asyncpg
 
     dsn = url.replace("postgresql+asyncpg://", "postgresql://", 1)
-    seen = _log_size(log_file)
+    seen = log_size(log_file)
     try:
         connection = await asyncpg.connect(dsn, timeout=30)
         try:
@@ -284,11 +286,22 @@ async def self_check(url: str, *, log_file: Path | None = None) -> None:
         )
 
 
-def _log_size(log_file: Path | None) -> int:
+def log_size(log_file: Path | None) -> int:
+    """Where the server's log ends now (0 when there is none yet): read what comes after with `read_log`."""
     try:
         return log_file.stat().st_size if log_file is not None else 0
     except OSError:
         return 0
+
+
+def read_log(log_file: Path, offset: int) -> bytes:
+    """The server's log from `offset` on; nothing when it cannot be read."""
+    try:
+        with log_file.open("rb") as log:
+            log.seek(offset)
+            return log.read()
+    except OSError:
+        return b""
 
 
 async def _crash_since(log_file: Path | None, offset: int, *, wait: float = 3.0) -> str:
@@ -298,12 +311,7 @@ async def _crash_since(log_file: Path | None, offset: int, *, wait: float = 3.0)
         return ""
     deadline = time.monotonic() + wait
     while True:
-        try:
-            with log_file.open("rb") as log:
-                log.seek(offset)
-                lines = crash_lines(log.read().decode(errors="replace"))
-        except OSError:
-            lines = []
+        lines = crash_lines(read_log(log_file, offset).decode(errors="replace"))
         if lines:
             return f"\nPostgres log: {lines[0]}\nThat is {explain_crash(lines[0])}"
         if time.monotonic() > deadline:
