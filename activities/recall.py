@@ -124,7 +124,7 @@ class RecallActivities:
                 done += await self._distill(memory.tenant_id, memory.memory_id, pk, block)
             return done
 
-    async def _distill(self, tenant_id: str, memory_id: str, pk: int, block: recall_blocks.BlockRow) -> int:
+    async def _distill(self, tenant_id: str, memory_id: str, pk: int, block: recall_blocks.StoredBlock) -> int:
         async with self.db.session() as session:
             messages = await recall_reads.turn_messages(session, tenant_id=tenant_id, memory_pk=pk,
                                                   first_turn=block.turn, last_turn=block.turn + 1)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from contracts.errors import InvalidInput
-from store.models import Memory
+from store.models import MemoryRow
 
 __all__ = ["Clock"]
 
@@ -16,7 +16,7 @@ class Clock:
     now: datetime
     overridden: bool = False
 
-    def advance(self, memory: Memory) -> datetime:
+    def advance(self, memory: MemoryRow) -> datetime:
         """The memory's time never goes backwards: an override that would is refused."""
         if memory.latest_at is not None and self.now < memory.latest_at:
             if self.overridden:

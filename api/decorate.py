@@ -27,7 +27,7 @@ from engine.episodes import EpisodeState
 from engine.messages import item_kind
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
 from store.db import StoreSession
-from store.models import Memory, Message
+from store.models import MemoryRow, MessageRow
 from store.repositories import (
     boundary_store,
     episode_store,
@@ -160,8 +160,8 @@ async def _replay(session: StoreSession, call: _Call, *, tenant_id: str, memory_
 
 
 async def _store_new_messages(
-    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: Memory, now: datetime
-) -> tuple[History, list[Message]]:
+    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRow, now: datetime
+) -> tuple[History, list[MessageRow]]:
     """Recognise what the memory already holds and store the rest, numbered, each with its user turn."""
     cached = ctx.memories.get(tenant_id, memory.id)
     history = cached.history.extended(await messages.history_after(
@@ -177,7 +177,7 @@ async def _store_new_messages(
     return history.extended(messages.stored_rows(stored, fresh)), stored
 
 
-async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memory: Memory) -> MemoryContents:
+async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memory: MemoryRow) -> MemoryContents:
     """The memory's episodes, facts and traces: what the gateway holds, with what changed since read."""
     known = ctx.memories.get(tenant_id, memory.id).contents
     if known is not None and known.version == memory.mechanism_version:
@@ -196,7 +196,7 @@ async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memo
     )
 
 
-def _new_user_message(stored: list[Message]) -> bool:
+def _new_user_message(stored: list[MessageRow]) -> bool:
     """Whether this call stored a new user message last, confirmed under the lock: only then is there a turn
     for recall to find a block for."""
     users = [row for row in stored if row.role == "user"]
@@ -204,7 +204,7 @@ def _new_user_message(stored: list[Message]) -> bool:
 
 
 async def _decide(
-    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: Memory, history: History,
+    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRow, history: History,
     known: MemoryContents, now: datetime, recall_coming: bool,
 ) -> Decided:
     in_view = in_view_and_recent(history.messages, known.hidden(), recent=RECENT_MESSAGES)
@@ -229,7 +229,7 @@ async def _decide(
     )
 
 
-async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, memory: Memory,
+async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, memory: MemoryRow,
                      now: datetime) -> None:
     await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
     await episode_store.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
@@ -242,8 +242,8 @@ async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, me
 
 
 def _answer(
-    session: StoreSession, call: _Call, plan: DecoratePlan, stored: list[Message], *, tenant_id: str,
-    memory: Memory, now: datetime,
+    session: StoreSession, call: _Call, plan: DecoratePlan, stored: list[MessageRow], *, tenant_id: str,
+    memory: MemoryRow, now: datetime,
 ) -> bytes:
     """Record the call (its decoration row, the lane's event, the answer a retry gets) and encode the answer."""
     decorate_id = "dec_" + secrets.token_hex(12)

@@ -1,45 +1,45 @@
 """Table rows. API shapes live in `api/schemas.py`; a row never leaves the store as it is."""
 
 from store.models.base import Base
-from store.models.conversation import Decoration, Memory, Message, OutboxEvent
-from store.models.deployment import DeploymentSetting
-from store.models.graph import Entity, EntityAlias, Passage
+from store.models.conversation import DecorationRow, MemoryRow, MessageRow, OutboxEventRow
+from store.models.deployment import DeploymentSettingRow
+from store.models.graph import EntityAliasRow, EntityRow, PassageRow
 from store.models.mechanism import (
-    BoundaryScore,
-    Episode,
-    EpisodeTransition,
-    Fact,
-    IdempotencyRecord,
-    NoteCall,
-    Trace,
+    BoundaryScoreRow,
+    EpisodeRow,
+    EpisodeTransitionRow,
+    FactRow,
+    IdempotencyRow,
+    NoteCallRow,
+    TraceRow,
 )
-from store.models.recall import RecallBlock, RecallWalk
-from store.models.tenancy import ApiKey, SizeRatio, Tenant
-from store.models.upstream import TenantUpstream
-from store.models.usage import ModelUsage
+from store.models.recall import RecallBlockRow, RecallWalkRow
+from store.models.tenancy import ApiKeyRow, SizeRatioRow, TenantRow
+from store.models.upstream import TenantUpstreamRow
+from store.models.usage import ModelUsageRow
 
 __all__ = [
-    "ApiKey",
+    "ApiKeyRow",
     "Base",
-    "BoundaryScore",
-    "Decoration",
-    "DeploymentSetting",
-    "Entity",
-    "EntityAlias",
-    "Episode",
-    "EpisodeTransition",
-    "Fact",
-    "IdempotencyRecord",
-    "Memory",
-    "Message",
-    "ModelUsage",
-    "NoteCall",
-    "OutboxEvent",
-    "Passage",
-    "RecallBlock",
-    "RecallWalk",
-    "SizeRatio",
-    "Tenant",
-    "TenantUpstream",
-    "Trace",
+    "BoundaryScoreRow",
+    "DecorationRow",
+    "DeploymentSettingRow",
+    "EntityRow",
+    "EntityAliasRow",
+    "EpisodeRow",
+    "EpisodeTransitionRow",
+    "FactRow",
+    "IdempotencyRow",
+    "MemoryRow",
+    "MessageRow",
+    "ModelUsageRow",
+    "NoteCallRow",
+    "OutboxEventRow",
+    "PassageRow",
+    "RecallBlockRow",
+    "RecallWalkRow",
+    "SizeRatioRow",
+    "TenantRow",
+    "TenantUpstreamRow",
+    "TraceRow",
 ]

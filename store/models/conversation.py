@@ -13,7 +13,7 @@ from store.models.base import Base, now_column
 from store.nul import NulSafeString
 
 
-class Memory(Base):
+class MemoryRow(Base):
     """One conversation. `memory_id` is the client's name for it, unique within its tenant only."""
 
     __tablename__ = "memories"
@@ -40,7 +40,7 @@ class Memory(Base):
     sleep_owed: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default="false")
 
 
-class Message(Base):
+class MessageRow(Base):
     """One stored item of a memory's history: the JSON body verbatim, its `seq` within the memory and its turn."""
 
     __tablename__ = "messages"
@@ -67,7 +67,7 @@ class Message(Base):
     agent_optional: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
 
 
-class Decoration(Base):
+class DecorationRow(Base):
     """One decorate call, so a report can name what it answers."""
 
     __tablename__ = "decorations"
@@ -91,7 +91,7 @@ class Decoration(Base):
     note_ask_last_turn: Mapped[int | None] = mapped_column(Integer)
 
 
-class OutboxEvent(Base):
+class OutboxEventRow(Base):
     """An event for the memory's workflow, written in the same transaction as the change it announces.
 
     The relay signals the workflow after commit (`delivered_at`); the lane marks it done (`processed_at`).

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import Base, now_column
 
 
-class DeploymentSetting(Base):
+class DeploymentSettingRow(Base):
     """One recorded choice (the embedded model's precision): processes on other machines read it at start."""
 
     __tablename__ = "deployment_settings"

@@ -26,13 +26,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import GIN_NO_PENDING, Base, now_column
 from store.nul import NulSafeText
 
-__all__ = ["DIMENSIONS", "Entity", "EntityAlias", "Passage"]
+__all__ = ["DIMENSIONS", "EntityRow", "EntityAliasRow", "PassageRow"]
 
 DIMENSIONS = 384
 _MEMORY_FK = "memories.id"
 
 
-class Entity(Base):
+class EntityRow(Base):
     """One thing the memory's facts speak of, under its canonical name."""
 
     __tablename__ = "entities"
@@ -56,7 +56,7 @@ class Entity(Base):
     created_at: Mapped[datetime] = now_column()
 
 
-class EntityAlias(Base):
+class EntityAliasRow(Base):
     """Every name an entity has been given; a name belongs to one entity of a memory."""
 
     __tablename__ = "entity_aliases"
@@ -80,7 +80,7 @@ class EntityAlias(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
-class Passage(Base):
+class PassageRow(Base):
     """A stretch of a sealed episode's messages, indexed by words, trigrams and meaning; kept once forgotten."""
 
     __tablename__ = "passages"

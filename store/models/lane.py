@@ -10,10 +10,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import Base, now_column
 from store.nul import NulSafeText
 
-__all__ = ["ParkedJob", "SleepPreparation"]
+__all__ = ["ParkedJobRow", "SleepPreparationRow"]
 
 
-class ParkedJob(Base):
+class ParkedJobRow(Base):
     """A job that kept failing: the lane moved on, the row stays for operators (and a later retry)."""
 
     __tablename__ = "lane_parked_jobs"
@@ -28,7 +28,7 @@ class ParkedJob(Base):
     created_at: Mapped[datetime] = now_column()
 
 
-class SleepPreparation(Base):
+class SleepPreparationRow(Base):
     """The sleep after the user message at `for_user_message_at` was prepared: history cut and scored."""
 
     __tablename__ = "sleep_preparations"

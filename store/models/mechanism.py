@@ -29,12 +29,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import GIN_NO_PENDING, Base, now_column
 from store.nul import NulSafeString, NulSafeText
 
-__all__ = ["BoundaryScore", "Episode", "EpisodeTransition", "Fact", "IdempotencyRecord", "NoteCall", "Trace"]
+__all__ = ["BoundaryScoreRow", "EpisodeRow", "EpisodeTransitionRow", "FactRow", "IdempotencyRow", "NoteCallRow",
+           "TraceRow"]
 
 _MEMORY_FK = "memories.id"
 
 
-class Episode(Base):
+class EpisodeRow(Base):
     __tablename__ = "episodes"
     __table_args__ = (UniqueConstraint("memory_pk", "episode_key"),
                       Index("ix_episodes_changed", "memory_pk", "changed_version"))
@@ -60,7 +61,7 @@ class Episode(Base):
     changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
 
 
-class EpisodeTransition(Base):
+class EpisodeTransitionRow(Base):
     """Every change of an episode's state, in order: its history, for the export and for operators."""
 
     __tablename__ = "episode_transitions"
@@ -76,7 +77,7 @@ class EpisodeTransition(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
-class Fact(Base):
+class FactRow(Base):
     """A fact the model wrote with the note tool, with its provenance and validity."""
 
     __tablename__ = "facts"
@@ -126,7 +127,7 @@ class Fact(Base):
     changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
 
 
-class Trace(Base):
+class TraceRow(Base):
     """One time something mattered to an episode (or a fact). Never updated: the record is permanent."""
 
     __tablename__ = "traces"
@@ -152,7 +153,7 @@ class Trace(Base):
     changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
 
 
-class BoundaryScore(Base):
+class BoundaryScoreRow(Base):
     """A unit's scores as the first and as the last message of a concept; only their order is used."""
 
     __tablename__ = "boundary_scores"
@@ -168,7 +169,7 @@ class BoundaryScore(Base):
     judge: Mapped[str] = mapped_column(String(80), nullable=False)
 
 
-class NoteCall(Base):
+class NoteCallRow(Base):
     """A note call as the model made it, kept raw; `taken` says whether its facts were written."""
 
     __tablename__ = "note_calls"
@@ -185,7 +186,7 @@ class NoteCall(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
-class IdempotencyRecord(Base):
+class IdempotencyRow(Base):
     """The first answer to a write, replayed for any retry with the same key and body."""
 
     __tablename__ = "idempotency_records"

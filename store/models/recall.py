@@ -13,12 +13,12 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import Base, now_column
 from store.nul import NulSafeText
 
-__all__ = ["RecallBlock", "RecallWalk"]
+__all__ = ["RecallBlockRow", "RecallWalkRow"]
 
 _MEMORY_FK = "memories.id"
 
 
-class RecallBlock(Base):
+class RecallBlockRow(Base):
     """One turn's recall block, standing before the user message `before_seq`. `text` is as first placed;
     once distilled, `distilled_text` is what later requests carry, or nothing when `removed`."""
 
@@ -48,7 +48,7 @@ class RecallBlock(Base):
     created_at: Mapped[datetime] = now_column()
 
 
-class RecallWalk(Base):
+class RecallWalkRow(Base):
     """A walk the lane prepared after the reply of turn `for_turn - 1`, for the next user message: each fact
     rated, by id, with its level."""
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from sqlalchemy import Column, MetaData, Table
 
-from store.models.graph import Passage
-from store.models.mechanism import Fact
+from store.models.graph import PassageRow
+from store.models.mechanism import FactRow
 
 __all__ = ["VIEWS", "SearchableFact", "SearchablePassage"]
 
@@ -22,6 +22,6 @@ def _view(name: str, table: Table, *columns: str) -> Table:
                  info={"table": table.name})
 
 
-SearchableFact = _view("searchable_facts", Fact.__table__, "note", "merged_into", "integrated_at")
-SearchablePassage = _view("searchable_passages", Passage.__table__, "text")
+SearchableFact = _view("searchable_facts", FactRow.__table__, "note", "merged_into", "integrated_at")
+SearchablePassage = _view("searchable_passages", PassageRow.__table__, "text")
 VIEWS = (SearchableFact, SearchablePassage)

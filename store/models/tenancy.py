@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import Base, now_column
 
 
-class Tenant(Base):
+class TenantRow(Base):
     __tablename__ = "tenants"
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -18,7 +18,7 @@ class Tenant(Base):
     created_at: Mapped[datetime] = now_column()
 
 
-class ApiKey(Base):
+class ApiKeyRow(Base):
     """A tenant's bearer key, kept only as its SHA-256 (keys are long random strings, so no salt is needed)."""
 
     __tablename__ = "api_keys"
@@ -31,7 +31,7 @@ class ApiKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-class SizeRatio(Base):
+class SizeRatioRow(Base):
     """The provider's token count over our estimate of the same request, per tenant and model: a new memory
     on a known model starts corrected."""
 

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import Base, now_column
 
 
-class TenantUpstream(Base):
+class TenantUpstreamRow(Base):
     __tablename__ = "tenant_upstreams"
 
     tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from store.models.base import Base, now_column
 
 
-class ModelUsage(Base):
+class ModelUsageRow(Base):
     """Tokens spent on one model call, for cost accounting per tenant and memory."""
 
     __tablename__ = "model_usage"

@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.cutting import BoundaryScores
-from store.models import BoundaryScore as BoundaryScoreRow
+from store.models import BoundaryScoreRow
 
 __all__ = ["load_boundary_scores", "save_boundary_scores"]
 

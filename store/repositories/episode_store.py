@@ -14,8 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.traces import encoding_trace
-from store.models import Episode as EpisodeRow
-from store.models import EpisodeTransition
+from store.models import EpisodeRow, EpisodeTransitionRow
 from store.repositories import trace_store
 
 __all__ = ["as_episode", "apply_transitions", "covered_prefix", "load_episode_rows", "load_episodes", "save_cut"]
@@ -111,7 +110,7 @@ async def save_cut(
     )
     inserted = dict(result.all())
     session.add_all(
-        EpisodeTransition(memory_pk=memory_pk, tenant_id=tenant_id, episode_key=key, before=None, after=state,
+        EpisodeTransitionRow(memory_pk=memory_pk, tenant_id=tenant_id, episode_key=key, before=None, after=state,
                           reason="cut", at=at)
         for key, state in inserted.items()
     )
@@ -147,7 +146,7 @@ async def apply_transitions(
           "new_sealed_without_facts": e.sealed_without_facts} for e in moved],
     )
     session.add_all(
-        EpisodeTransition(
+        EpisodeTransitionRow(
             memory_pk=memory_pk, tenant_id=tenant_id, episode_key=t.episode_id, before=t.before.value,
             after=t.after.value, reason=t.reason, at=at,
         )

@@ -9,43 +9,43 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from store.models import (
-    BoundaryScore,
-    Decoration,
-    Entity,
-    EntityAlias,
-    EpisodeTransition,
-    Fact,
-    Memory,
-    Message,
-    NoteCall,
-    Passage,
-    RecallBlock,
-    RecallWalk,
-    Trace,
+    BoundaryScoreRow,
+    DecorationRow,
+    EntityAliasRow,
+    EntityRow,
+    EpisodeRow,
+    EpisodeTransitionRow,
+    FactRow,
+    MemoryRow,
+    MessageRow,
+    NoteCallRow,
+    PassageRow,
+    RecallBlockRow,
+    RecallWalkRow,
+    TraceRow,
 )
-from store.models import Episode as EpisodeRow
 
 __all__ = ["SECTIONS", "memory_row", "section_rows"]
 
 # Each section in its natural order.
 SECTIONS: dict[str, tuple[Any, Any]] = {
-    "messages": (Message, Message.seq),
-    "decorations": (Decoration, Decoration.at),
+    "messages": (MessageRow, MessageRow.seq),
+    "decorations": (DecorationRow, DecorationRow.at),
     "episodes": (EpisodeRow, EpisodeRow.first_seq),
-    "episode_transitions": (EpisodeTransition, EpisodeTransition.id),
-    "traces": (Trace, Trace.id),
-    "facts": (Fact, Fact.id),
-    "note_calls": (NoteCall, NoteCall.id),
-    "boundary_scores": (BoundaryScore, BoundaryScore.unit_first_seq),
+    "episode_transitions": (EpisodeTransitionRow, EpisodeTransitionRow.id),
+    "traces": (TraceRow, TraceRow.id),
+    "facts": (FactRow, FactRow.id),
+    "note_calls": (NoteCallRow, NoteCallRow.id),
+    "boundary_scores": (BoundaryScoreRow, BoundaryScoreRow.unit_first_seq),
     # The graph: entities and every name they were given; facts above carry merges (`merged_into`) and
     # retirements (`retired_at`, `retired_by`); passages of sealed and forgotten episodes.
-    "entities": (Entity, Entity.id),
-    "entity_aliases": (EntityAlias, EntityAlias.id),
-    "passages": (Passage, Passage.id),
+    "entities": (EntityRow, EntityRow.id),
+    "entity_aliases": (EntityAliasRow, EntityAliasRow.id),
+    "passages": (PassageRow, PassageRow.id),
     # Recall: each turn's block as first placed and as distilled (`distilled_text`, `removed`), with the fact
     # and passage ids it held; and the walks the lane prepared, each fact's level by id.
-    "recall_blocks": (RecallBlock, RecallBlock.turn),
-    "recall_walks": (RecallWalk, RecallWalk.for_turn),
+    "recall_blocks": (RecallBlockRow, RecallBlockRow.turn),
+    "recall_walks": (RecallWalkRow, RecallWalkRow.for_turn),
 }
 
 # Vectors and word indexes are derived from the text exported beside them; they would only bloat the export.
@@ -56,7 +56,7 @@ def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id", *_DERIVED)
     return {c.key: getattr(obj, c.key) for c in obj.__table__.columns if c.key not in skip}
 
 
-def memory_row(memory: Memory) -> dict[str, Any]:
+def memory_row(memory: MemoryRow) -> dict[str, Any]:
     return _row(memory, skip=("id", "tenant_id"))
 
 

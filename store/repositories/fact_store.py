@@ -14,9 +14,7 @@ from sqlalchemy.orm import aliased
 
 from engine.episodes import EpisodeState
 from engine.facts import Fact
-from store.models import Entity as EntityRow
-from store.models import Episode as EpisodeRow
-from store.models import Fact as FactRow
+from store.models import EntityRow, EpisodeRow, FactRow
 
 __all__ = ["add_facts", "changed_facts", "load_facts", "merged_facts"]
 

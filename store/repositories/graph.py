@@ -18,8 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from engine.graph import Action, fold
-from store.models import Entity, EntityAlias, Passage
-from store.models import Fact as FactRow
+from store.models import EntityAliasRow, EntityRow, FactRow, PassageRow
 
 __all__ = [
     "EntityView",
@@ -98,9 +97,10 @@ async def entity_by_alias(
 ) -> tuple[int, str, str] | None:
     """(id, canonical name, origin) of the entity that already has this name."""
     row = (await session.execute(
-        select(Entity.id, Entity.name, Entity.origin)
-        .join(EntityAlias, EntityAlias.entity_id == Entity.id)
-        .where(EntityAlias.tenant_id == tenant_id, EntityAlias.memory_pk == memory_pk, EntityAlias.key == fold(name))
+        select(EntityRow.id, EntityRow.name, EntityRow.origin)
+        .join(EntityAliasRow, EntityAliasRow.entity_id == EntityRow.id)
+        .where(EntityAliasRow.tenant_id == tenant_id, EntityAliasRow.memory_pk == memory_pk,
+               EntityAliasRow.key == fold(name))
     )).one_or_none()
     return None if row is None else (row[0], row[1], row[2])
 
@@ -110,30 +110,33 @@ async def entity_candidates(
 ) -> list[EntityView]:
     """Entities the name may denote: close by trigrams to one of their names, or close in meaning."""
     # Either name may be a part of the other ("Dana" in "our PM Dana"): word similarity both ways counts.
-    closeness = func.greatest(func.similarity(EntityAlias.name, name), func.word_similarity(name, EntityAlias.name),
-                              func.word_similarity(EntityAlias.name, name))
+    closeness = func.greatest(func.similarity(EntityAliasRow.name, name),
+                              func.word_similarity(name, EntityAliasRow.name),
+                              func.word_similarity(EntityAliasRow.name, name))
     by_name = (
-        select(EntityAlias.entity_id)
-        .where(EntityAlias.tenant_id == tenant_id, EntityAlias.memory_pk == memory_pk, closeness >= NAME_SIMILARITY)
-        .order_by(closeness.desc(), EntityAlias.entity_id).limit(limit)
+        select(EntityAliasRow.entity_id)
+        .where(EntityAliasRow.tenant_id == tenant_id, EntityAliasRow.memory_pk == memory_pk,
+               closeness >= NAME_SIMILARITY)
+        .order_by(closeness.desc(), EntityAliasRow.entity_id).limit(limit)
     )
-    distance = Entity.embedding.cosine_distance(_vector(vector))
+    distance = EntityRow.embedding.cosine_distance(_vector(vector))
     by_meaning = (
-        select(Entity.id)
-        .where(Entity.tenant_id == tenant_id, Entity.memory_pk == memory_pk, distance <= MEANING_DISTANCE)
-        .order_by(distance, Entity.id).limit(limit)
+        select(EntityRow.id)
+        .where(EntityRow.tenant_id == tenant_id, EntityRow.memory_pk == memory_pk, distance <= MEANING_DISTANCE)
+        .order_by(distance, EntityRow.id).limit(limit)
     )
     ids = sorted(set((await session.execute(by_name)).scalars()) | set((await session.execute(by_meaning)).scalars()))
     if not ids:
         return []
     entities = (await session.execute(
-        select(Entity.id, Entity.name, Entity.origin).where(Entity.tenant_id == tenant_id, Entity.id.in_(ids))
-        .order_by(Entity.id)
+        select(EntityRow.id, EntityRow.name, EntityRow.origin).where(EntityRow.tenant_id == tenant_id,
+                                                                     EntityRow.id.in_(ids))
+        .order_by(EntityRow.id)
     )).all()
     aliases: dict[int, list[str]] = {}
     for entity_id, alias in await session.execute(
-        select(EntityAlias.entity_id, EntityAlias.name)
-        .where(EntityAlias.tenant_id == tenant_id, EntityAlias.entity_id.in_(ids)).order_by(EntityAlias.id)
+        select(EntityAliasRow.entity_id, EntityAliasRow.name)
+        .where(EntityAliasRow.tenant_id == tenant_id, EntityAliasRow.entity_id.in_(ids)).order_by(EntityAliasRow.id)
     ):
         aliases.setdefault(entity_id, []).append(alias)
     context: dict[int, list[str]] = {}
@@ -156,8 +159,8 @@ async def create_entity(
     fact_key: str,
 ) -> int:
     entity_id = (await session.execute(
-        insert(Entity).values(memory_pk=memory_pk, tenant_id=tenant_id, name=name, embedding=_vector(vector),
-                              origin=origin, at=at).returning(Entity.id)
+        insert(EntityRow).values(memory_pk=memory_pk, tenant_id=tenant_id, name=name, embedding=_vector(vector),
+                              origin=origin, at=at).returning(EntityRow.id)
     )).scalar_one()
     await add_alias(session, tenant_id=tenant_id, memory_pk=memory_pk, entity_id=entity_id, name=name,
                     fact_key=fact_key, score=1.0, at=at)
@@ -169,7 +172,7 @@ async def add_alias(
     score: float, at: datetime,
 ) -> None:
     await session.execute(
-        insert(EntityAlias)
+        insert(EntityAliasRow)
         .values(entity_id=entity_id, memory_pk=memory_pk, tenant_id=tenant_id, name=name, key=fold(name),
                 fact_key=fact_key, score=score, at=at)
         .on_conflict_do_nothing(index_elements=["memory_pk", "key"])
@@ -180,7 +183,8 @@ async def rename_entity(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, entity_id: int, name: str, vector: Any
 ) -> None:
     await session.execute(
-        update(Entity).where(Entity.tenant_id == tenant_id, Entity.memory_pk == memory_pk, Entity.id == entity_id)
+        update(EntityRow).where(EntityRow.tenant_id == tenant_id, EntityRow.memory_pk == memory_pk,
+                                EntityRow.id == entity_id)
         .values(name=name, embedding=_vector(vector))
     )
     # The facts naming it now read differently: touched, so their change stamps move (migration 0013) and
@@ -209,7 +213,7 @@ async def related_facts(
     ids = sorted(set((await session.execute(sharing)).scalars()) | set((await session.execute(near)).scalars()))
     if not ids:
         return []
-    subject, obj = aliased(Entity), aliased(Entity)
+    subject, obj = aliased(EntityRow), aliased(EntityRow)
     rows = await session.execute(
         select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.source, FactRow.at,
@@ -275,9 +279,9 @@ async def graph_counts(session: AsyncSession, *, tenant_id: str, memory_pk: int)
                func.count().filter(FactRow.merged_into.is_not(None)))
         .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk)
     )).one()
-    entities = (await session.execute(select(func.count()).select_from(Entity).where(
-        Entity.tenant_id == tenant_id, Entity.memory_pk == memory_pk))).scalar_one()
-    passages = (await session.execute(select(func.count()).select_from(Passage).where(
-        Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk))).scalar_one()
+    entities = (await session.execute(select(func.count()).select_from(EntityRow).where(
+        EntityRow.tenant_id == tenant_id, EntityRow.memory_pk == memory_pk))).scalar_one()
+    passages = (await session.execute(select(func.count()).select_from(PassageRow).where(
+        PassageRow.tenant_id == tenant_id, PassageRow.memory_pk == memory_pk))).scalar_one()
     return {"entities": entities, "current_facts": current, "retired_facts": retired, "merged_facts": merged,
             "passages": passages}

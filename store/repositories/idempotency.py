@@ -11,7 +11,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contracts.errors import Conflict
-from store.models import IdempotencyRecord
+from store.models import IdempotencyRow
 
 __all__ = ["Replay", "delete_expired", "find_replay", "forget", "remember_answer"]
 
@@ -31,10 +31,10 @@ async def find_replay(
     """The first answer for this key, or None. The same key with another body is a conflict."""
     record = (
         await session.execute(
-            select(IdempotencyRecord.body_hash, IdempotencyRecord.status_code, IdempotencyRecord.response_zlib,
-                   IdempotencyRecord.response).where(
-                IdempotencyRecord.tenant_id == tenant_id, IdempotencyRecord.memory_id == memory_id,
-                IdempotencyRecord.endpoint == endpoint, IdempotencyRecord.key == key,
+            select(IdempotencyRow.body_hash, IdempotencyRow.status_code, IdempotencyRow.response_zlib,
+                   IdempotencyRow.response).where(
+                IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id,
+                IdempotencyRow.endpoint == endpoint, IdempotencyRow.key == key,
             )
         )
     ).one_or_none()
@@ -51,25 +51,25 @@ def remember_answer(
     session: AsyncSession, *, tenant_id: str, memory_id: str, endpoint: str, key: str, body_hash: str,
     body: bytes, status_code: int = 200,
 ) -> None:
-    session.add(IdempotencyRecord(
+    session.add(IdempotencyRow(
         tenant_id=tenant_id, memory_id=memory_id, endpoint=endpoint, key=key, body_hash=body_hash,
         status_code=status_code, response_zlib=zlib.compress(body, _COMPRESSION_LEVEL),
     ))
 
 
 async def forget(session: AsyncSession, *, tenant_id: str, memory_id: str, endpoint: str, key: str) -> None:
-    await session.execute(delete(IdempotencyRecord).where(
-        IdempotencyRecord.tenant_id == tenant_id, IdempotencyRecord.memory_id == memory_id,
-        IdempotencyRecord.endpoint == endpoint, IdempotencyRecord.key == key,
+    await session.execute(delete(IdempotencyRow).where(
+        IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id,
+        IdempotencyRow.endpoint == endpoint, IdempotencyRow.key == key,
     ))
 
 
 async def delete_expired(session: AsyncSession, *, before: datetime, limit: int = 1000) -> int:
     """Delete up to `limit` answers written before `before`; returns how many went."""
     oldest = (
-        select(IdempotencyRecord.id).where(IdempotencyRecord.created_at < before)
-        .order_by(IdempotencyRecord.created_at).limit(limit)
+        select(IdempotencyRow.id).where(IdempotencyRow.created_at < before)
+        .order_by(IdempotencyRow.created_at).limit(limit)
         .with_for_update(skip_locked=True)  # replicas sweeping at once take different rows
     )
-    result = await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id.in_(oldest)))
+    result = await session.execute(delete(IdempotencyRow).where(IdempotencyRow.id.in_(oldest)))
     return result.rowcount or 0

@@ -15,10 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.episodes import EpisodeState
 from engine.traces import Trace
-from store.models import Decoration, EpisodeTransition, Memory
-from store.models import Episode as EpisodeRow
-from store.models import Fact as FactRow
-from store.models import Trace as TraceRow
+from store.models import DecorationRow, EpisodeRow, EpisodeTransitionRow, FactRow, MemoryRow, TraceRow
 
 __all__ = ["MARKER_REASONS", "Marker", "MemorySummary", "episode_traces", "fact_rows", "list_memories", "markers"]
 
@@ -54,7 +51,7 @@ class Marker:
 
 def _last_activity() -> Any:
     # The memory's own latest time (decorate and report move it); a memory never called has only its birth.
-    return func.coalesce(Memory.latest_at, Memory.created_at)
+    return func.coalesce(MemoryRow.latest_at, MemoryRow.created_at)
 
 
 async def list_memories(
@@ -68,17 +65,17 @@ async def list_memories(
     """The tenant's memories, most recently active first; `after` is the last key of the previous page."""
     activity = _last_activity().label("activity")
     query = (
-        select(Memory.id, Memory.memory_id, Memory.created_at, activity, Memory.last_user_message_at,
-               Memory.last_message_seq, Memory.last_turn)
-        .where(Memory.tenant_id == tenant_id)
-        .order_by(activity.desc(), Memory.id.desc())
+        select(MemoryRow.id, MemoryRow.memory_id, MemoryRow.created_at, activity, MemoryRow.last_user_message_at,
+               MemoryRow.last_message_seq, MemoryRow.last_turn)
+        .where(MemoryRow.tenant_id == tenant_id)
+        .order_by(activity.desc(), MemoryRow.id.desc())
         .limit(limit)
     )
     if prefix:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(Memory.memory_id.like(escaped + "%", escape="\\"))
+        query = query.where(MemoryRow.memory_id.like(escaped + "%", escape="\\"))
     if after is not None:
-        query = query.where(tuple_(_last_activity(), Memory.id) < tuple_(after[0], after[1]))
+        query = query.where(tuple_(_last_activity(), MemoryRow.id) < tuple_(after[0], after[1]))
     rows = (await session.execute(query)).all()
     pks = [row.id for row in rows]
     if not pks:
@@ -133,17 +130,17 @@ async def markers(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> l
     A decorate records its transitions and itself at the same time, so the call is found by its time.
     """
     turn = (
-        select(func.max(Decoration.turn))
-        .where(Decoration.tenant_id == tenant_id, Decoration.memory_pk == memory_pk,
-               Decoration.at <= EpisodeTransition.at)
+        select(func.max(DecorationRow.turn))
+        .where(DecorationRow.tenant_id == tenant_id, DecorationRow.memory_pk == memory_pk,
+               DecorationRow.at <= EpisodeTransitionRow.at)
         .scalar_subquery()
     )
     rows = await session.execute(
-        select(EpisodeTransition.reason, EpisodeTransition.at, turn.label("turn"), func.count())
-        .where(EpisodeTransition.tenant_id == tenant_id, EpisodeTransition.memory_pk == memory_pk,
-               EpisodeTransition.reason.in_(MARKER_REASONS))
-        .group_by(EpisodeTransition.reason, EpisodeTransition.at)
-        .order_by(EpisodeTransition.at, EpisodeTransition.reason)
+        select(EpisodeTransitionRow.reason, EpisodeTransitionRow.at, turn.label("turn"), func.count())
+        .where(EpisodeTransitionRow.tenant_id == tenant_id, EpisodeTransitionRow.memory_pk == memory_pk,
+               EpisodeTransitionRow.reason.in_(MARKER_REASONS))
+        .group_by(EpisodeTransitionRow.reason, EpisodeTransitionRow.at)
+        .order_by(EpisodeTransitionRow.at, EpisodeTransitionRow.reason)
     )
     return [Marker(reason=reason, at=at, turn=t, episodes=count) for reason, at, t, count in rows]
 

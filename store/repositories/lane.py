@@ -17,10 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.facts import Fact
 from engine.messages import StoredMessage
-from store.models import Episode as EpisodeRow
-from store.models import Fact as FactRow
-from store.models import Memory, Message, OutboxEvent
-from store.models.lane import ParkedJob, SleepPreparation
+from store.models import EpisodeRow, FactRow, MemoryRow, MessageRow, OutboxEventRow
+from store.models.lane import ParkedJobRow, SleepPreparationRow
 
 __all__ = [
     "LaneFigures",
@@ -41,7 +39,7 @@ async def memory_pk(session: AsyncSession, *, tenant_id: str, memory_id: str) ->
     """The memory's row id, or None once it has been erased."""
     return (
         await session.execute(
-            select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+            select(MemoryRow.id).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
         )
     ).scalar_one_or_none()
 
@@ -51,9 +49,10 @@ async def events_after(
 ) -> list[tuple[int, str, str]]:
     """(seq, kind, traceparent) of the events past `after_seq`, in order."""
     rows = await session.execute(
-        select(OutboxEvent.seq, OutboxEvent.kind, OutboxEvent.payload["traceparent"].astext)
-        .where(OutboxEvent.tenant_id == tenant_id, OutboxEvent.memory_pk == memory_pk, OutboxEvent.seq > after_seq)
-        .order_by(OutboxEvent.seq)
+        select(OutboxEventRow.seq, OutboxEventRow.kind, OutboxEventRow.payload["traceparent"].astext)
+        .where(OutboxEventRow.tenant_id == tenant_id, OutboxEventRow.memory_pk == memory_pk,
+               OutboxEventRow.seq > after_seq)
+        .order_by(OutboxEventRow.seq)
         .limit(limit)
     )
     return [(seq, kind, trace or "") for seq, kind, trace in rows]
@@ -62,8 +61,8 @@ async def events_after(
 async def event_payload(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int) -> dict[str, Any]:
     payload = (
         await session.execute(
-            select(OutboxEvent.payload).where(
-                OutboxEvent.tenant_id == tenant_id, OutboxEvent.memory_pk == memory_pk, OutboxEvent.seq == seq
+            select(OutboxEventRow.payload).where(
+                OutboxEventRow.tenant_id == tenant_id, OutboxEventRow.memory_pk == memory_pk, OutboxEventRow.seq == seq
             )
         )
     ).scalar_one_or_none()
@@ -74,12 +73,12 @@ async def stored_messages(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, first_seq: int = 0, last_seq: int | None = None
 ) -> list[StoredMessage]:
     """History in seq order as the engine takes it."""
-    query = select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens).where(
-        Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.seq >= first_seq
+    query = select(MessageRow.seq, MessageRow.turn, MessageRow.at, MessageRow.body, MessageRow.tokens).where(
+        MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk, MessageRow.seq >= first_seq
     )
     if last_seq is not None:
-        query = query.where(Message.seq <= last_seq)
-    rows = await session.execute(query.order_by(Message.seq))
+        query = query.where(MessageRow.seq <= last_seq)
+    rows = await session.execute(query.order_by(MessageRow.seq))
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
 
 
@@ -91,10 +90,10 @@ async def messages_in(
     if not spans:
         return []
     rows = await session.execute(
-        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk,
-               or_(*(Message.seq.between(first, last) for first, last in spans)))
-        .order_by(Message.seq)
+        select(MessageRow.seq, MessageRow.turn, MessageRow.at, MessageRow.body, MessageRow.tokens)
+        .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk,
+               or_(*(MessageRow.seq.between(first, last) for first, last in spans)))
+        .order_by(MessageRow.seq)
     )
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
 
@@ -105,15 +104,15 @@ async def uncut_and_recent(
     """History from `from_seq` on, and at least the last `recent` messages: what cutting reads, without
     decoding the whole of a long memory."""
     newest = (
-        select(func.coalesce(func.max(Message.seq), 0))
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
+        select(func.coalesce(func.max(MessageRow.seq), 0))
+        .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk)
         .scalar_subquery()
     )
     rows = await session.execute(
-        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk,
-               Message.seq >= func.least(from_seq, newest - recent + 1))
-        .order_by(Message.seq)
+        select(MessageRow.seq, MessageRow.turn, MessageRow.at, MessageRow.body, MessageRow.tokens)
+        .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk,
+               MessageRow.seq >= func.least(from_seq, newest - recent + 1))
+        .order_by(MessageRow.seq)
     )
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
 
@@ -135,7 +134,7 @@ async def facts_by_keys(session: AsyncSession, *, tenant_id: str, memory_pk: int
 
 async def park_job(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int, job: str, error: str) -> None:
     await session.execute(
-        insert(ParkedJob)
+        insert(ParkedJobRow)
         .values(memory_pk=memory_pk, tenant_id=tenant_id, seq=seq, job=job, error=error[:4000])
         .on_conflict_do_nothing(index_elements=["memory_pk", "seq", "job"])
     )
@@ -146,7 +145,7 @@ async def record_sleep_prepared(
     episodes_cut: int, units_scored: int,
 ) -> None:
     await session.execute(
-        insert(SleepPreparation)
+        insert(SleepPreparationRow)
         .values(memory_pk=memory_pk, tenant_id=tenant_id, for_user_message_at=for_user_message_at,
                 episodes_cut=episodes_cut, units_scored=units_scored)
         .on_conflict_do_nothing(index_elements=["memory_pk", "for_user_message_at"])
@@ -171,8 +170,8 @@ class LaneFigures:
 
 async def figures(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> LaneFigures:
     last_turn, last_user = (await session.execute(
-        select(func.max(Message.turn), func.max(Message.at).filter(Message.role == "user"))
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
+        select(func.max(MessageRow.turn), func.max(MessageRow.at).filter(MessageRow.role == "user"))
+        .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk)
     )).one()
     leaving = EpisodeRow.state == "leaving"
     count, since, asks, first, last = (await session.execute(
@@ -181,17 +180,17 @@ async def figures(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> L
         .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk, leaving)
     )).one()
     backlog = (await session.execute(
-        select(func.count()).select_from(OutboxEvent)
-        .where(OutboxEvent.tenant_id == tenant_id, OutboxEvent.memory_pk == memory_pk,
-               OutboxEvent.processed_at.is_(None))
+        select(func.count()).select_from(OutboxEventRow)
+        .where(OutboxEventRow.tenant_id == tenant_id, OutboxEventRow.memory_pk == memory_pk,
+               OutboxEventRow.processed_at.is_(None))
     )).scalar_one()
     parked = (await session.execute(
-        select(func.count()).select_from(ParkedJob)
-        .where(ParkedJob.tenant_id == tenant_id, ParkedJob.memory_pk == memory_pk)
+        select(func.count()).select_from(ParkedJobRow)
+        .where(ParkedJobRow.tenant_id == tenant_id, ParkedJobRow.memory_pk == memory_pk)
     )).scalar_one()
     prepared = (await session.execute(
-        select(func.max(SleepPreparation.for_user_message_at))
-        .where(SleepPreparation.tenant_id == tenant_id, SleepPreparation.memory_pk == memory_pk)
+        select(func.max(SleepPreparationRow.for_user_message_at))
+        .where(SleepPreparationRow.tenant_id == tenant_id, SleepPreparationRow.memory_pk == memory_pk)
     )).scalar_one()
     return LaneFigures(
         last_turn=last_turn or 0, last_user_message_at=last_user, sleep_prepared_for=prepared,

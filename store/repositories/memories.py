@@ -9,7 +9,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contracts.errors import InvalidInput, NotFound
-from store.models import Decoration, IdempotencyRecord, Memory, Message, ModelUsage
+from store.models import DecorationRow, IdempotencyRow, MemoryRow, MessageRow, ModelUsageRow
 
 __all__ = [
     "add_decoration",
@@ -27,21 +27,21 @@ __all__ = [
 
 async def lock_memory(
     session: AsyncSession, *, tenant_id: str, memory_id: str, create: bool = True
-) -> Memory:
+) -> MemoryRow:
     """The memory's row, created if new (when `create`), locked until the transaction ends.
 
     The row lock is the per-memory lock: decorates on one memory serialise here, other memories never wait.
     """
     locking = (
-        select(Memory)
-        .where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+        select(MemoryRow)
+        .where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
         .with_for_update()
         .execution_options(populate_existing=True)
     )
     memory = (await session.execute(locking)).scalar_one_or_none()
     if memory is None and create:  # new: only its first call pays for the insert
         await session.execute(
-            insert(Memory)
+            insert(MemoryRow)
             .values(tenant_id=tenant_id, memory_id=memory_id)
             .on_conflict_do_nothing(index_elements=["tenant_id", "memory_id"])
         )
@@ -51,10 +51,10 @@ async def lock_memory(
     return memory
 
 
-async def get_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> Memory:
+async def get_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> MemoryRow:
     memory = (
         await session.execute(
-            select(Memory).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+            select(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
         )
     ).scalar_one_or_none()
     if memory is None:
@@ -67,8 +67,8 @@ async def count_messages(session: AsyncSession, *, tenant_id: str, memory_pk: in
     return (
         await session.execute(
             select(func.count())
-            .select_from(Message)
-            .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk)
+            .select_from(MessageRow)
+            .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk)
         )
     ).scalar_one()
 
@@ -78,7 +78,7 @@ def add_decoration(
     *,
     decorate_id: str,
     tenant_id: str,
-    memory: Memory,
+    memory: MemoryRow,
     shape: str,
     model: str,
     at: datetime,
@@ -86,7 +86,7 @@ def add_decoration(
     fixed_tokens: int,
     note_ask_turns: tuple[int, int] | None,
 ) -> None:
-    session.add(Decoration(
+    session.add(DecorationRow(
         id=decorate_id, memory_pk=memory.id, tenant_id=tenant_id, shape=shape, model=model, turn=memory.last_turn,
         at=at, estimated_tokens=estimated_tokens, fixed_tokens=fixed_tokens,
         note_ask_first_turn=note_ask_turns[0] if note_ask_turns else None,
@@ -94,33 +94,34 @@ def add_decoration(
     ))
 
 
-def mark_reported(memory: Memory, decoration: Decoration, *, at: datetime) -> None:
+def mark_reported(memory: MemoryRow, decoration: DecorationRow, *, at: datetime) -> None:
     memory.latest_at = at
     decoration.reported_at = at
 
 
-def owe_sleep(memory: Memory, *, owed: bool) -> None:
+def owe_sleep(memory: MemoryRow, *, owed: bool) -> None:
     """Remember a sleep that met a fade in progress (or that the owed one happened); the caller holds the lock."""
     if memory.sleep_owed != owed:
         memory.sleep_owed = owed
 
 
-async def latest_decoration(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> Decoration | None:
+async def latest_decoration(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> DecorationRow | None:
     """The memory's last decorate: its model and fixed part are what the lane plans cuts by."""
     return (await session.execute(
-        select(Decoration).where(Decoration.tenant_id == tenant_id, Decoration.memory_pk == memory_pk)
-        .order_by(Decoration.at.desc()).limit(1)
+        select(DecorationRow).where(DecorationRow.tenant_id == tenant_id, DecorationRow.memory_pk == memory_pk)
+        .order_by(DecorationRow.at.desc()).limit(1)
     )).scalar_one_or_none()
 
 
 async def was_reported(session: AsyncSession, *, tenant_id: str, decorate_id: str) -> bool:
     reported = await session.execute(
-        select(Decoration.reported_at).where(Decoration.tenant_id == tenant_id, Decoration.id == decorate_id))
+        select(DecorationRow.reported_at).where(DecorationRow.tenant_id == tenant_id, DecorationRow.id == decorate_id))
     return reported.scalar_one_or_none() is not None
 
 
-async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: Memory, decorate_id: str) -> Decoration:
-    decoration = await session.get(Decoration, decorate_id)
+async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: MemoryRow,
+                         decorate_id: str) -> DecorationRow:
+    decoration = await session.get(DecorationRow, decorate_id)
     if decoration is None or decoration.memory_pk != memory.id or decoration.tenant_id != tenant_id:
         raise InvalidInput(f"no decorate {decorate_id!r} in this memory", field="decorate_id")
     return decoration
@@ -129,8 +130,8 @@ async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: Memor
 async def erase_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> None:
     """Delete the memory and everything it holds: its rows cascade; rows keyed by its name go explicitly."""
     memory = await lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
-    await session.execute(delete(IdempotencyRecord).where(
-        IdempotencyRecord.tenant_id == tenant_id, IdempotencyRecord.memory_id == memory_id))
-    await session.execute(delete(ModelUsage).where(
-        ModelUsage.tenant_id == tenant_id, ModelUsage.memory_id == memory_id))
-    await session.execute(delete(Memory).where(Memory.tenant_id == tenant_id, Memory.id == memory.id))
+    await session.execute(delete(IdempotencyRow).where(
+        IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id))
+    await session.execute(delete(ModelUsageRow).where(
+        ModelUsageRow.tenant_id == tenant_id, ModelUsageRow.memory_id == memory_id))
+    await session.execute(delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory.id))

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.messages import StoredMessage, item_kind
 from engine.recognition import HeldMessage
-from store.models import Memory, Message
+from store.models import MemoryRow, MessageRow
 
 __all__ = ["NewMessage", "append_messages", "append_turns", "history_after", "stored_rows"]
 
@@ -35,10 +35,11 @@ async def history_after(
     """The memory's messages past `after_seq`, in order, each with how the agent holds it (None for messages
     only Lethe has)."""
     rows = await session.execute(
-        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens, Message.agent_hash,
-               Message.agent_optional)
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.seq > after_seq)
-        .order_by(Message.seq)
+        select(MessageRow.seq, MessageRow.turn, MessageRow.at, MessageRow.body, MessageRow.tokens,
+               MessageRow.agent_hash,
+               MessageRow.agent_optional)
+        .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk, MessageRow.seq > after_seq)
+        .order_by(MessageRow.seq)
     )
     return [
         (StoredMessage(seq=seq, turn=turn, at=at, body=body, tokens=tokens),
@@ -48,15 +49,15 @@ async def history_after(
 
 
 def append_messages(
-    session: AsyncSession, *, tenant_id: str, memory: Memory, new: Sequence[NewMessage], at: datetime
-) -> list[Message]:
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, new: Sequence[NewMessage], at: datetime
+) -> list[MessageRow]:
     """Number the new messages after the memory's last one; the caller holds the memory's lock."""
     if memory.tenant_id != tenant_id:
         raise ValueError("memory belongs to another tenant")
     rows = []
     for item in new:
         memory.last_message_seq += 1
-        rows.append(Message(
+        rows.append(MessageRow(
             memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_message_seq, turn=item.turn,
             role=item.role, content_hash=item.content_hash, body=item.body, at=at, tokens=item.tokens,
             agent_hash=item.agent_hash, agent_optional=item.agent_optional,
@@ -66,8 +67,8 @@ def append_messages(
 
 
 def append_turns(
-    session: AsyncSession, *, tenant_id: str, memory: Memory, new: Sequence[NewMessage], at: datetime
-) -> tuple[list[Message], list[NewMessage]]:
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, new: Sequence[NewMessage], at: datetime
+) -> tuple[list[MessageRow], list[NewMessage]]:
     """Append the agent's new messages, each user message opening the memory's next turn (its time kept as
     the last user message's); returns the rows and the messages as numbered."""
     numbered = []
@@ -81,7 +82,8 @@ def append_turns(
     return rows, numbered
 
 
-def stored_rows(rows: Sequence[Message], new: Sequence[NewMessage]) -> list[tuple[StoredMessage, HeldMessage | None]]:
+def stored_rows(rows: Sequence[MessageRow], new: Sequence[NewMessage]) -> list[tuple[StoredMessage,
+                                                                                     HeldMessage | None]]:
     """Appended rows as the history a decorate goes on with, without reading them back."""
     return [
         (StoredMessage(seq=row.seq, turn=row.turn, at=row.at, body=row.body, tokens=row.tokens),

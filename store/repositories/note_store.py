@@ -14,8 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.episodes import EpisodeState
 from engine.episodes import acknowledge as engine_acknowledge
-from store.models import Episode as EpisodeRow
-from store.models import EpisodeTransition, NoteCall
+from store.models import EpisodeRow, EpisodeTransitionRow, NoteCallRow
 from store.repositories.episode_store import as_episode
 
 __all__ = ["acknowledge", "awaiting_note", "keep_note_calls", "record_note_ask"]
@@ -52,7 +51,7 @@ def acknowledge(session: AsyncSession, *, tenant_id: str, episodes: Sequence[Epi
     for row in episodes:
         engine_acknowledge(as_episode(row))  # refuses an episode that is not leaving
         row.facts_written = True
-        session.add(EpisodeTransition(
+        session.add(EpisodeTransitionRow(
             memory_pk=row.memory_pk, tenant_id=tenant_id, episode_key=row.episode_key, before=row.state,
             after=row.state, reason="acknowledged", at=at,
         ))
@@ -63,7 +62,7 @@ async def keep_note_calls(
     episode_keys: Sequence[str], calls: Sequence[tuple[str, Any]], taken: bool, error: str | None,
 ) -> int | None:
     """Every note call of a reply, raw, whether taken or not (for inspection); returns the first one's id."""
-    rows = [NoteCall(memory_pk=memory_pk, tenant_id=tenant_id, decorate_id=decorate_id, call_id=call_id,
+    rows = [NoteCallRow(memory_pk=memory_pk, tenant_id=tenant_id, decorate_id=decorate_id, call_id=call_id,
                      arguments=arguments, taken=taken, error=error, episode_keys=list(episode_keys), at=at)
             for call_id, arguments in calls]
     session.add_all(rows)

@@ -10,7 +10,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from store.models import Memory, OutboxEvent
+from store.models import MemoryRow, OutboxEventRow
 
 __all__ = [
     "PendingDelivery",
@@ -32,7 +32,7 @@ class PendingDelivery:
 
 
 def add_event(
-    session: AsyncSession, *, tenant_id: str, memory: Memory, kind: str, payload: dict[str, Any]
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, kind: str, payload: dict[str, Any]
 ) -> int:
     """Queue an event; the caller holds the memory's lock, so the sequence has no gaps or races."""
     if memory.tenant_id != tenant_id:
@@ -42,7 +42,7 @@ def add_event(
     carrier: dict[str, str] = {}
     TraceContextTextMapPropagator().inject(carrier)
     session.add(
-        OutboxEvent(
+        OutboxEventRow(
             memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_event_seq, kind=kind,
             payload={**payload, **carrier},
         )
@@ -57,19 +57,19 @@ async def claim_undelivered(session: AsyncSession, *, limit: int = 200) -> list[
     locked (SKIP LOCKED) so two gateway replicas never signal the same rows at once.
     """
     locked = (
-        select(OutboxEvent.id)
-        .where(OutboxEvent.delivered_at.is_(None))
-        .order_by(OutboxEvent.id)
+        select(OutboxEventRow.id)
+        .where(OutboxEventRow.delivered_at.is_(None))
+        .order_by(OutboxEventRow.id)
         .limit(limit)
         .with_for_update(skip_locked=True)
         .cte("locked")
     )
     rows = await session.execute(
-        select(Memory.id, Memory.tenant_id, Memory.memory_id, func.max(OutboxEvent.seq))
-        .join(OutboxEvent, OutboxEvent.memory_pk == Memory.id)
-        .where(OutboxEvent.id.in_(select(locked.c.id)))
-        .group_by(Memory.id, Memory.tenant_id, Memory.memory_id)
-        .order_by(func.min(OutboxEvent.id))
+        select(MemoryRow.id, MemoryRow.tenant_id, MemoryRow.memory_id, func.max(OutboxEventRow.seq))
+        .join(OutboxEventRow, OutboxEventRow.memory_pk == MemoryRow.id)
+        .where(OutboxEventRow.id.in_(select(locked.c.id)))
+        .group_by(MemoryRow.id, MemoryRow.tenant_id, MemoryRow.memory_id)
+        .order_by(func.min(OutboxEventRow.id))
     )
     return [PendingDelivery(pk, tenant, memory_id, seq) for pk, tenant, memory_id, seq in rows]
 
@@ -78,12 +78,12 @@ async def mark_delivered(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, up_to_seq: int, at: datetime
 ) -> None:
     await session.execute(
-        update(OutboxEvent)
+        update(OutboxEventRow)
         .where(
-            OutboxEvent.tenant_id == tenant_id,
-            OutboxEvent.memory_pk == memory_pk,
-            OutboxEvent.seq <= up_to_seq,
-            OutboxEvent.delivered_at.is_(None),
+            OutboxEventRow.tenant_id == tenant_id,
+            OutboxEventRow.memory_pk == memory_pk,
+            OutboxEventRow.seq <= up_to_seq,
+            OutboxEventRow.delivered_at.is_(None),
         )
         .values(delivered_at=at)
     )
@@ -94,14 +94,14 @@ async def mark_processed(
     session: AsyncSession, *, tenant_id: str, memory_id: str, seq: int, at: datetime
 ) -> bool:
     """Record that the lane ran this event. Idempotent: a retried activity changes nothing the second time."""
-    memory_pk = select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+    memory_pk = select(MemoryRow.id).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
     result = await session.execute(
-        update(OutboxEvent)
+        update(OutboxEventRow)
         .where(
-            OutboxEvent.tenant_id == tenant_id,
-            OutboxEvent.memory_pk == memory_pk.scalar_subquery(),
-            OutboxEvent.seq == seq,
-            OutboxEvent.processed_at.is_(None),
+            OutboxEventRow.tenant_id == tenant_id,
+            OutboxEventRow.memory_pk == memory_pk.scalar_subquery(),
+            OutboxEventRow.seq == seq,
+            OutboxEventRow.processed_at.is_(None),
         )
         .values(processed_at=at)
     )

@@ -15,10 +15,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.recall.grouping import Recalled, RecalledFact, RecalledPassage
-from store.models import RecallBlock, RecallWalk
+from store.models import RecallBlockRow, RecallWalkRow
 
 __all__ = [
-    "BlockRow",
+    "StoredBlock",
     "blocks_in_view",
     "distill_block",
     "items_from_json",
@@ -32,7 +32,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class BlockRow:
+class StoredBlock:
     turn: int
     before_seq: int
     text: str
@@ -79,27 +79,27 @@ def save_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, turn: i
                items: Sequence[Recalled], provenance: str, at: datetime) -> None:
     """The turn's block as first placed (added to the caller's transaction)."""
     fact_ids, passage_ids = _ids(items)
-    session.add(RecallBlock(memory_pk=memory_pk, tenant_id=tenant_id, turn=turn, before_seq=before_seq, text=text,
+    session.add(RecallBlockRow(memory_pk=memory_pk, tenant_id=tenant_id, turn=turn, before_seq=before_seq, text=text,
                             fact_ids=fact_ids, passage_ids=passage_ids, items=items_to_json(items),
                             provenance=provenance, at=at, removed=False))
 
 
-def _block(row: RecallBlock) -> BlockRow:
-    return BlockRow(turn=row.turn, before_seq=row.before_seq, text=row.text, items=items_from_json(row.items),
+def _block(row: RecallBlockRow) -> StoredBlock:
+    return StoredBlock(turn=row.turn, before_seq=row.before_seq, text=row.text, items=items_from_json(row.items),
                     provenance=row.provenance, at=row.at, distilled_text=row.distilled_text, removed=row.removed,
                     distilled_at=row.distilled_at, fact_ids=list(row.fact_ids), passage_ids=list(row.passage_ids),
                     distilled_fact_ids=row.distilled_fact_ids, distilled_passage_ids=row.distilled_passage_ids)
 
 
 async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int,
-                        undistilled_before: int | None = None) -> list[BlockRow]:
+                        undistilled_before: int | None = None) -> list[StoredBlock]:
     """Every turn's block, oldest first (the memory's state); with `undistilled_before`, only the blocks of
     earlier turns still waiting for distill (what the lane reads on each new message, whatever the length
     of the conversation)."""
-    query = select(RecallBlock).where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk)
+    query = select(RecallBlockRow).where(RecallBlockRow.tenant_id == tenant_id, RecallBlockRow.memory_pk == memory_pk)
     if undistilled_before is not None:
-        query = query.where(RecallBlock.distilled_at.is_(None), RecallBlock.turn < undistilled_before)
-    rows = await session.execute(query.order_by(RecallBlock.turn))
+        query = query.where(RecallBlockRow.distilled_at.is_(None), RecallBlockRow.turn < undistilled_before)
+    rows = await session.execute(query.order_by(RecallBlockRow.turn))
     return [_block(row) for row in rows.scalars()]
 
 
@@ -109,10 +109,10 @@ async def blocks_in_view(session: AsyncSession, *, tenant_id: str, memory_pk: in
     distilled once distilled, none once removed; only those standing at or after `from_seq` (the oldest
     message still in view)."""
     rows = await session.execute(
-        select(RecallBlock.before_seq, func.coalesce(RecallBlock.distilled_text, RecallBlock.text),
-               func.coalesce(RecallBlock.distilled_fact_ids, RecallBlock.fact_ids))
-        .where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk,
-               RecallBlock.before_seq >= from_seq, RecallBlock.removed.is_(False)))
+        select(RecallBlockRow.before_seq, func.coalesce(RecallBlockRow.distilled_text, RecallBlockRow.text),
+               func.coalesce(RecallBlockRow.distilled_fact_ids, RecallBlockRow.fact_ids))
+        .where(RecallBlockRow.tenant_id == tenant_id, RecallBlockRow.memory_pk == memory_pk,
+               RecallBlockRow.before_seq >= from_seq, RecallBlockRow.removed.is_(False)))
     return {seq: (text, frozenset(ids)) for seq, text, ids in rows}
 
 
@@ -121,9 +121,10 @@ async def distill_block(session: AsyncSession, *, tenant_id: str, memory_pk: int
     """Write the turn's distilled block (None: removed) unless distilled already; True when this call did."""
     fact_ids, passage_ids = _ids(kept)
     result = await session.execute(
-        update(RecallBlock)
-        .where(RecallBlock.tenant_id == tenant_id, RecallBlock.memory_pk == memory_pk, RecallBlock.turn == turn,
-               RecallBlock.distilled_at.is_(None))
+        update(RecallBlockRow)
+        .where(RecallBlockRow.tenant_id == tenant_id, RecallBlockRow.memory_pk == memory_pk,
+               RecallBlockRow.turn == turn,
+               RecallBlockRow.distilled_at.is_(None))
         .values(distilled_text=text, removed=text is None, distilled_fact_ids=fact_ids,
                 distilled_passage_ids=passage_ids, distilled_at=at))
     return bool(result.rowcount)  # type: ignore[attr-defined]
@@ -132,7 +133,7 @@ async def distill_block(session: AsyncSession, *, tenant_id: str, memory_pk: int
 async def save_walk(session: AsyncSession, *, tenant_id: str, memory_pk: int, for_turn: int, after_seq: int,
                     levels: Mapping[int, int], at: datetime) -> None:
     await session.execute(
-        insert(RecallWalk).values(memory_pk=memory_pk, tenant_id=tenant_id, for_turn=for_turn, after_seq=after_seq,
+        insert(RecallWalkRow).values(memory_pk=memory_pk, tenant_id=tenant_id, for_turn=for_turn, after_seq=after_seq,
                                   levels=[[k, v] for k, v in levels.items()], at=at)
         .on_conflict_do_nothing(index_elements=["memory_pk", "for_turn"]))
 
@@ -141,8 +142,8 @@ async def prepared_walk(session: AsyncSession, *, tenant_id: str, memory_pk: int
                         ) -> dict[int, int] | None:
     """The levels the lane prepared for this turn's message, in the order the walk reached them."""
     levels = (await session.execute(
-        select(RecallWalk.levels).where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == memory_pk,
-                                        RecallWalk.for_turn == for_turn))).scalar_one_or_none()
+        select(RecallWalkRow.levels).where(RecallWalkRow.tenant_id == tenant_id, RecallWalkRow.memory_pk == memory_pk,
+                                        RecallWalkRow.for_turn == for_turn))).scalar_one_or_none()
     return levels_from_json(levels)
 
 

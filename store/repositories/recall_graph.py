@@ -13,8 +13,7 @@ from sqlalchemy import REAL, Select, bindparam, cast, or_, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from store.models import Fact as FactRow
-from store.models import Passage
+from store.models import FactRow, PassageRow
 from store.query_vectors import query_vector
 from store.repositories.recall_reads import usable_facts
 
@@ -130,8 +129,8 @@ async def passage_rating_texts(session: AsyncSession, *, tenant_id: str, memory_
     """What the judge reads to rate these passages ("" for one gone meanwhile), and the vector stored with each
     (the embedder made it when the passage was cut)."""
     rows = (await session.execute(
-        select(Passage.id, Passage.text, _as_floats(Passage.embedding))
-        .where(Passage.tenant_id == tenant_id, Passage.memory_pk == memory_pk, Passage.id.in_(list(ids)))
+        select(PassageRow.id, PassageRow.text, _as_floats(PassageRow.embedding))
+        .where(PassageRow.tenant_id == tenant_id, PassageRow.memory_pk == memory_pk, PassageRow.id.in_(list(ids)))
     )).all()
     texts = {i: text for i, text, _ in rows}
     return [texts.get(i, "") for i in ids], {text: vector for _, text, vector in rows if vector is not None}

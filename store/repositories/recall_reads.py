@@ -15,8 +15,7 @@ from sqlalchemy.orm import aliased
 
 from engine.messages import StoredMessage
 from engine.recall.grouping import RecalledFact, RecalledPassage
-from store.models import Entity, Memory, Message, Passage, RecallWalk
-from store.models import Fact as FactRow
+from store.models import EntityRow, FactRow, MemoryRow, MessageRow, PassageRow, RecallWalkRow
 from store.repositories.recall_blocks import levels_from_json
 
 __all__ = [
@@ -39,7 +38,8 @@ def usable_facts() -> Any:
 async def memory_turn(session: AsyncSession, *, tenant_id: str, memory_id: str) -> tuple[int, int] | None:
     """(pk, last turn) of the memory, read without its lock (recall searches before taking it)."""
     row = (await session.execute(
-        select(Memory.id, Memory.last_turn).where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id)
+        select(MemoryRow.id, MemoryRow.last_turn).where(MemoryRow.tenant_id == tenant_id,
+                                                        MemoryRow.memory_id == memory_id)
     )).one_or_none()
     return None if row is None else (row[0], row[1])
 
@@ -69,13 +69,13 @@ async def recall_start(session: AsyncSession, *, tenant_id: str, memory_id: str)
 def _start_statement() -> Select[Any]:
     """Built once, as the hot path's other reads are (`_facts_statement`)."""
     tenant_id = bindparam("tenant_id")
-    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == Memory.id, usable_facts())
-    passages = exists().where(Passage.tenant_id == tenant_id, Passage.memory_pk == Memory.id)
-    walk = (select(RecallWalk.levels)
-            .where(RecallWalk.tenant_id == tenant_id, RecallWalk.memory_pk == Memory.id,
-                   RecallWalk.for_turn == Memory.last_turn + 1).scalar_subquery())
-    return (select(Memory.id, Memory.last_turn, or_(facts, passages), walk)
-            .where(Memory.tenant_id == tenant_id, Memory.memory_id == bindparam("memory_id")))
+    facts = exists().where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == MemoryRow.id, usable_facts())
+    passages = exists().where(PassageRow.tenant_id == tenant_id, PassageRow.memory_pk == MemoryRow.id)
+    walk = (select(RecallWalkRow.levels)
+            .where(RecallWalkRow.tenant_id == tenant_id, RecallWalkRow.memory_pk == MemoryRow.id,
+                   RecallWalkRow.for_turn == MemoryRow.last_turn + 1).scalar_subquery())
+    return (select(MemoryRow.id, MemoryRow.last_turn, or_(facts, passages), walk)
+            .where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == bindparam("memory_id")))
 
 
 
@@ -83,9 +83,9 @@ async def turn_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int
                         last_turn: int) -> list[StoredMessage]:
     """The messages of these turns, in seq order."""
     rows = await session.execute(
-        select(Message.seq, Message.turn, Message.at, Message.body, Message.tokens)
-        .where(Message.tenant_id == tenant_id, Message.memory_pk == memory_pk, Message.turn >= first_turn,
-               Message.turn <= last_turn).order_by(Message.seq))
+        select(MessageRow.seq, MessageRow.turn, MessageRow.at, MessageRow.body, MessageRow.tokens)
+        .where(MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk, MessageRow.turn >= first_turn,
+               MessageRow.turn <= last_turn).order_by(MessageRow.seq))
     return [StoredMessage(seq=s, turn=t, at=at, body=body, tokens=tokens) for s, t, at, body, tokens in rows]
 
 
@@ -110,7 +110,7 @@ async def facts_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int,
 def _facts_statement(by: str) -> Select[Any]:
     """Facts by id or by key, built once (the hot path's recall fetches with it; building its aliased joins cost
     as much as running it)."""
-    subject, obj = aliased(Entity), aliased(Entity)
+    subject, obj = aliased(EntityRow), aliased(EntityRow)
     column = FactRow.id if by == "id" else FactRow.fact_key
     return (
         select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
@@ -143,6 +143,6 @@ async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: i
 
 @functools.cache
 def _passages_statement() -> Select[Any]:
-    return (select(Passage.id, Passage.text, Passage.first_turn, Passage.last_turn, Passage.at)
-            .where(Passage.tenant_id == bindparam("tenant_id"), Passage.memory_pk == bindparam("memory_pk"),
-                   Passage.id.in_(bindparam("ids", expanding=True))))
+    return (select(PassageRow.id, PassageRow.text, PassageRow.first_turn, PassageRow.last_turn, PassageRow.at)
+            .where(PassageRow.tenant_id == bindparam("tenant_id"), PassageRow.memory_pk == bindparam("memory_pk"),
+                   PassageRow.id.in_(bindparam("ids", expanding=True))))

@@ -20,8 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.passages import PassageText
 from engine.recall.fusion import fuse as fuse_ranks
-from store.models import Episode as EpisodeRow
-from store.models import Passage
+from store.models import EpisodeRow, PassageRow
 from store.models.searchable import SearchableFact, SearchablePassage
 from store.query_vectors import query_vector
 
@@ -60,7 +59,7 @@ async def episodes_to_index(session: AsyncSession, *, tenant_id: str, memory_pk:
         select(EpisodeRow.episode_key, EpisodeRow.first_seq, EpisodeRow.last_seq)
         .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
                EpisodeRow.state.in_(["sealed", "forgotten"]),
-               ~exists().where(Passage.memory_pk == memory_pk, Passage.episode_key == EpisodeRow.episode_key))
+               ~exists().where(PassageRow.memory_pk == memory_pk, PassageRow.episode_key == EpisodeRow.episode_key))
         .order_by(EpisodeRow.first_seq)
     )
     return [(key, first, last) for key, first, last in rows]
@@ -80,8 +79,8 @@ async def insert_passages(
         for p, v in zip(passages, vectors, strict=True)
     ]
     result = await session.execute(
-        insert(Passage).values(values)
-        .on_conflict_do_nothing(index_elements=["memory_pk", "episode_key", "ordinal"]).returning(Passage.id)
+        insert(PassageRow).values(values)
+        .on_conflict_do_nothing(index_elements=["memory_pk", "episode_key", "ordinal"]).returning(PassageRow.id)
     )
     return len(result.all())
 

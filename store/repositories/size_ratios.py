@@ -9,12 +9,12 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.sizing import updated_ratio
-from store.models import Memory, SizeRatio
+from store.models import MemoryRow, SizeRatioRow
 
 __all__ = ["learn", "ratio_for"]
 
 
-async def ratio_for(session: AsyncSession, *, tenant_id: str, memory: Memory, model: str | None) -> float | None:
+async def ratio_for(session: AsyncSession, *, tenant_id: str, memory: MemoryRow, model: str | None) -> float | None:
     """The memory's own ratio for the model, else the tenant's, else None (no correction yet)."""
     if not model:
         return None
@@ -22,12 +22,12 @@ async def ratio_for(session: AsyncSession, *, tenant_id: str, memory: Memory, mo
     if own is not None:
         return float(own)
     return (await session.execute(
-        select(SizeRatio.ratio).where(SizeRatio.tenant_id == tenant_id, SizeRatio.model == model)
+        select(SizeRatioRow.ratio).where(SizeRatioRow.tenant_id == tenant_id, SizeRatioRow.model == model)
     )).scalar_one_or_none()
 
 
 async def learn(
-    session: AsyncSession, *, tenant_id: str, memory: Memory, model: str, provider_tokens: int,
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, model: str, provider_tokens: int,
     estimated_tokens: int, plausible: tuple[float, float], at: datetime,
 ) -> float | None:
     """One measurement of the request as sent: kept for the memory and for the tenant's model. Returns the
@@ -37,7 +37,7 @@ async def learn(
         return None
     memory.size_ratios = {**(memory.size_ratios or {}), model: ratio}
     await session.execute(
-        insert(SizeRatio).values(tenant_id=tenant_id, model=model, ratio=ratio, updated_at=at)
+        insert(SizeRatioRow).values(tenant_id=tenant_id, model=model, ratio=ratio, updated_at=at)
         .on_conflict_do_update(index_elements=["tenant_id", "model"], set_={"ratio": ratio, "updated_at": at})
     )
     return ratio

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contracts.errors import Conflict, NotFound
-from store.models import ApiKey, Tenant
+from store.models import ApiKeyRow, TenantRow
 
 __all__ = ["IssuedKey", "create_tenant", "get_tenant_by_name", "issue_api_key", "list_keys", "revoke_key",
            "tenant_for_key"]
@@ -30,8 +30,8 @@ def hash_key(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()
 
 
-async def create_tenant(session: AsyncSession, *, name: str) -> Tenant:
-    tenant = Tenant(id="t_" + secrets.token_hex(8), name=name)
+async def create_tenant(session: AsyncSession, *, name: str) -> TenantRow:
+    tenant = TenantRow(id="t_" + secrets.token_hex(8), name=name)
     session.add(tenant)
     try:
         await session.flush()
@@ -40,33 +40,33 @@ async def create_tenant(session: AsyncSession, *, name: str) -> Tenant:
     return tenant
 
 
-async def get_tenant_by_name(session: AsyncSession, *, name: str) -> Tenant | None:
-    return (await session.execute(select(Tenant).where(Tenant.name == name))).scalar_one_or_none()
+async def get_tenant_by_name(session: AsyncSession, *, name: str) -> TenantRow | None:
+    return (await session.execute(select(TenantRow).where(TenantRow.name == name))).scalar_one_or_none()
 
 
 async def issue_api_key(session: AsyncSession, *, tenant_id: str) -> IssuedKey:
-    tenant = await session.get(Tenant, tenant_id)
+    tenant = await session.get(TenantRow, tenant_id)
     if tenant is None:
         raise NotFound(f"no tenant {tenant_id!r}")
     api_key = "lethe_" + secrets.token_urlsafe(32)
-    row = ApiKey(tenant_id=tenant_id, key_hash=hash_key(api_key), prefix=api_key[:12])
+    row = ApiKeyRow(tenant_id=tenant_id, key_hash=hash_key(api_key), prefix=api_key[:12])
     session.add(row)
     await session.flush()
     return IssuedKey(tenant_id=tenant.id, tenant_name=tenant.name, api_key=api_key, key_id=row.id,
                      prefix=row.prefix)
 
 
-async def list_keys(session: AsyncSession, *, tenant_id: str) -> list[ApiKey]:
+async def list_keys(session: AsyncSession, *, tenant_id: str) -> list[ApiKeyRow]:
     """The tenant's keys, oldest first (rows hold only a key's hash and its first characters)."""
-    if await session.get(Tenant, tenant_id) is None:
+    if await session.get(TenantRow, tenant_id) is None:
         raise NotFound(f"no tenant {tenant_id!r}")
-    rows = await session.execute(select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(ApiKey.id))
+    rows = await session.execute(select(ApiKeyRow).where(ApiKeyRow.tenant_id == tenant_id).order_by(ApiKeyRow.id))
     return list(rows.scalars())
 
 
-async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> ApiKey:
+async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> ApiKeyRow:
     """Revoke one key (again is a no-op that keeps the first time)."""
-    row = await session.get(ApiKey, key_id)
+    row = await session.get(ApiKeyRow, key_id)
     if row is None or row.tenant_id != tenant_id:
         raise NotFound(f"no key {key_id} for tenant {tenant_id!r}")
     if row.revoked_at is None:
@@ -79,6 +79,6 @@ async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> A
 async def tenant_for_key(session: AsyncSession, api_key: str) -> str | None:
     """The tenant id a live key belongs to, or None. The one lookup that starts without a tenant."""
     row = await session.execute(
-        select(ApiKey.tenant_id).where(ApiKey.key_hash == hash_key(api_key), ApiKey.revoked_at.is_(None))
+        select(ApiKeyRow.tenant_id).where(ApiKeyRow.key_hash == hash_key(api_key), ApiKeyRow.revoked_at.is_(None))
     )
     return row.scalar_one_or_none()

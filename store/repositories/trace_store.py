@@ -12,8 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.traces import Trace
-from store.models import Fact as FactRow
-from store.models import Trace as TraceRow
+from store.models import FactRow, TraceRow
 
 __all__ = ["add_traces", "load_traces"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from store.models import ModelUsage
+from store.models import ModelUsageRow
 
 __all__ = ["record_usage"]
 
@@ -21,7 +21,7 @@ def record_usage(
     completion_tokens: int,
 ) -> None:
     session.add(
-        ModelUsage(
+        ModelUsageRow(
             tenant_id=tenant_id,
             memory_id=memory_id,
             provider=provider,

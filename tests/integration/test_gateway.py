@@ -13,7 +13,7 @@ from temporalio.client import Client
 from api.housekeeping import Housekeeping
 from api.tenant_keys import TenantKeys
 from store.db import Database
-from store.models import ApiKey, IdempotencyRecord, Memory, Message, OutboxEvent
+from store.models import ApiKeyRow, IdempotencyRow, MemoryRow, MessageRow, OutboxEventRow
 from store.repositories import tenants
 from tests.support import eventually
 from workflows.memory import MemoryWorkflow, workflow_id
@@ -55,12 +55,12 @@ async def test_decorate_stores_messages_and_runs_the_lane(
     answer = response.json()
     assert answer["decorate_id"].startswith("dec_")
     assert answer["request"] == body  # returned unchanged, unknown fields included
-    assert await _rows(db, Message, tenant_id) == 1  # the system prompt is not history
+    assert await _rows(db, MessageRow, tenant_id) == 1  # the system prompt is not history
 
     async def processed() -> bool:
         async with db.session() as session:
             rows = (await session.execute(
-                select(OutboxEvent.processed_at).where(OutboxEvent.tenant_id == tenant_id))).scalars().all()
+                select(OutboxEventRow.processed_at).where(OutboxEventRow.tenant_id == tenant_id))).scalars().all()
         return bool(rows) and all(at is not None for at in rows)
 
     await eventually(processed)
@@ -91,8 +91,8 @@ async def test_resend_and_delta_store_each_message_once(
 
     async with db.session() as session:
         rows = (await session.execute(
-            select(Message.seq, Message.turn, Message.role).where(Message.tenant_id == tenant_id)
-            .order_by(Message.seq))).all()
+            select(MessageRow.seq, MessageRow.turn, MessageRow.role).where(MessageRow.tenant_id == tenant_id)
+            .order_by(MessageRow.seq))).all()
     assert [tuple(r) for r in rows] == [
         (1, 1, "user"), (2, 1, "assistant"), (3, 2, "user"), (4, 2, "assistant"), (5, 3, "user"), (6, 4, "user"),
     ]
@@ -112,8 +112,8 @@ async def test_responses_request_and_report_store_the_reply(
                                json={"decorate_id": decorated.json()["decorate_id"], "response": reply})
     assert reported.status_code == 200, reported.text
     assert reported.json() == {"response": reply, "needs_continuation": False}
-    assert await _rows(db, Message, tenant_id) == 2
-    assert await _rows(db, OutboxEvent, tenant_id) == 2
+    assert await _rows(db, MessageRow, tenant_id) == 2
+    assert await _rows(db, OutboxEventRow, tenant_id) == 2
 
 
 async def test_other_tenant_gets_404_for_a_memory(
@@ -152,9 +152,9 @@ async def test_bad_body_is_422_naming_the_field_and_stores_nothing(
     assert response.status_code == 422
     error = response.json()["error"]
     assert error["type"] == "invalid_request" and error["field"] == "messages[1].role"
-    assert await _rows(db, Message, tenant_id) == 0
-    assert await _rows(db, Memory, tenant_id) == 0
-    assert await _rows(db, OutboxEvent, tenant_id) == 0
+    assert await _rows(db, MessageRow, tenant_id) == 0
+    assert await _rows(db, MemoryRow, tenant_id) == 0
+    assert await _rows(db, OutboxEventRow, tenant_id) == 0
 
 
 async def test_body_without_messages_or_input_names_messages(
@@ -228,7 +228,7 @@ async def test_a_revoked_key_stops_working_once_its_check_expires(db: Database) 
     assert await keys.tenant_for(issued.api_key) == tenant.id
     assert await keys.tenant_for("lethe_unknown") is None
     async with db.session() as session, session.begin():
-        await session.execute(update(ApiKey).where(ApiKey.tenant_id == tenant.id).values(revoked_at=func.now()))
+        await session.execute(update(ApiKeyRow).where(ApiKeyRow.tenant_id == tenant.id).values(revoked_at=func.now()))
     now[0] = 4.9  # still within its check: the gateway has not looked again
     assert await keys.tenant_for(issued.api_key) == tenant.id
     now[0] = 5.1
@@ -245,14 +245,14 @@ async def test_answers_kept_for_retries_expire(http: httpx.AsyncClient, tenant: 
     sweeper = Housekeeping(db, keep=timedelta(hours=24))
     await sweeper.sweep_once()  # nothing here is a day old: the answer stays
     async with db.session() as session:
-        kept = (await session.execute(select(func.count()).select_from(IdempotencyRecord).where(
-            IdempotencyRecord.memory_id == "expiring"))).scalar_one()
+        kept = (await session.execute(select(func.count()).select_from(IdempotencyRow).where(
+            IdempotencyRow.memory_id == "expiring"))).scalar_one()
     assert kept == 1
     # A day and a bit later, the answer is gone: the same key is a new call (recognised, so nothing is stored).
     await sweeper.sweep_once(now=datetime.now(UTC) + timedelta(hours=25))
     async with db.session() as session:
-        kept = (await session.execute(select(func.count()).select_from(IdempotencyRecord).where(
-            IdempotencyRecord.memory_id == "expiring"))).scalar_one()
+        kept = (await session.execute(select(func.count()).select_from(IdempotencyRow).where(
+            IdempotencyRow.memory_id == "expiring"))).scalar_one()
     assert kept == 0
     again = await http.post("/v1/memories/expiring/decorate", headers=auth, json=body)
     assert again.status_code == 200 and again.json()["decorate_id"] != first.json()["decorate_id"]

@@ -14,7 +14,7 @@ from engine.episodes import Episode, EpisodeState, Transition
 from engine.facts import Fact
 from engine.traces import Trace
 from store.db import Database
-from store.models import Memory
+from store.models import MemoryRow
 from store.repositories import episode_store, fact_store, memories, note_store, tenants, trace_store
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -22,7 +22,8 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 async def _version(db: Database, memory_pk: int) -> int:
     async with db.session() as session:
-        return (await session.execute(select(Memory.mechanism_version).where(Memory.id == memory_pk))).scalar_one()
+        query = select(MemoryRow.mechanism_version).where(MemoryRow.id == memory_pk)
+        return (await session.execute(query)).scalar_one()
 
 
 async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_does(db: Database) -> None:

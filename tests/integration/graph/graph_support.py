@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from engine.facts import Fact
 from store.db import Database
-from store.models import NoteCall
+from store.models import NoteCallRow
 from store.repositories import fact_store, memories, outbox
 
 
@@ -23,7 +23,7 @@ async def write_note(db: Database, tenant_id: str, memory_id: str, call: str, no
     and no event of theirs left to run."""
     async with db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
-        row = NoteCall(memory_pk=memory.id, tenant_id=tenant_id, decorate_id=call, call_id=f"call_{call}",
+        row = NoteCallRow(memory_pk=memory.id, tenant_id=tenant_id, decorate_id=call, call_id=f"call_{call}",
                        arguments=json.dumps({"notes": notes}), taken=True, episode_keys=[], at=at)
         session.add(row)
         await session.flush()

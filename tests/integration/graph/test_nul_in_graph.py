@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from engine.passages import PassageText
 from store.db import Database, bind_tenant
-from store.models import Entity, Passage
+from store.models import EntityRow, PassageRow
 from store.repositories import lane, search
 
 TEXT = "tool output: ORD-55120 shipped\x00\x00 to db-kestrel-9"
@@ -32,11 +32,11 @@ async def test_a_passage_and_an_entity_name_with_nul_are_stored_and_read_back_ex
             session, tenant_id=tenant_id, memory_pk=pk, episode_key="ep-nul",
             passages=[PassageText(ordinal=0, first_seq=1, last_seq=1, first_turn=1, last_turn=1, text=TEXT)],
             vectors=[[0.0] * 383 + [1.0]], at=now, language="simple")
-        session.add(Entity(memory_pk=pk, tenant_id=tenant_id, name="flag\x00v3", origin="test", at=now))
+        session.add(EntityRow(memory_pk=pk, tenant_id=tenant_id, name="flag\x00v3", origin="test", at=now))
     assert added == 1
     async with db.session() as session:
-        stored = (await session.execute(select(Passage.text).where(Passage.memory_pk == pk))).scalar_one()
-        name = (await session.execute(select(Entity.name).where(Entity.memory_pk == pk))).scalar_one()
+        stored = (await session.execute(select(PassageRow.text).where(PassageRow.memory_pk == pk))).scalar_one()
+        name = (await session.execute(select(EntityRow.name).where(EntityRow.memory_pk == pk))).scalar_one()
         found = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55120",
                                           kind="passages")
     assert stored == TEXT

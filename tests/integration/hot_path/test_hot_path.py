@@ -13,7 +13,7 @@ from sqlalchemy import func, select, text
 
 from config.settings import Settings
 from store.db import Database
-from store.models import Base, Message
+from store.models import Base, MessageRow
 from store.repositories import memories
 from tests.integration.hot_path.conftest import SMALL_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
@@ -33,7 +33,7 @@ def _chat(*contents: str) -> dict[str, Any]:
 async def _count(db: Database, tenant_id: str) -> int:
     async with db.session() as session:
         return (await session.execute(
-            select(func.count()).select_from(Message).where(Message.tenant_id == tenant_id))).scalar_one()
+            select(func.count()).select_from(MessageRow).where(MessageRow.tenant_id == tenant_id))).scalar_one()
 
 
 async def test_retried_decorate_and_report_answer_the_same_and_store_nothing_twice(
@@ -69,8 +69,8 @@ async def test_twenty_concurrent_decorates_lose_and_duplicate_nothing(
         http.post("/v1/memories/busy/decorate", json=b, headers=_auth(key)) for b in bodies])
     assert [a.status_code for a in answers] == [200] * 20
     async with db.session() as session:
-        rows = (await session.execute(select(Message.seq, Message.turn, Message.body).where(
-            Message.tenant_id == tenant_id).order_by(Message.seq))).all()
+        rows = (await session.execute(select(MessageRow.seq, MessageRow.turn, MessageRow.body).where(
+            MessageRow.tenant_id == tenant_id).order_by(MessageRow.seq))).all()
     assert [r.seq for r in rows] == list(range(1, 21))
     assert [r.turn for r in rows] == list(range(1, 21))
     assert sorted(r.body["content"] for r in rows) == sorted(b["messages"][0]["content"] for b in bodies)
@@ -196,8 +196,8 @@ async def test_a_delta_that_repeats_an_earlier_user_message_is_a_new_turn(
     sent = [m["content"] for m in decorated.json()["request"]["messages"] if m["role"] == "user"]
     assert sent == ["continue", "and the refunds?", "continue"]
     async with db.session() as session:
-        turns = (await session.execute(select(Message.turn).where(
-            Message.tenant_id == tenant_id, Message.role == "user").order_by(Message.seq))).scalars().all()
+        turns = (await session.execute(select(MessageRow.turn).where(
+            MessageRow.tenant_id == tenant_id, MessageRow.role == "user").order_by(MessageRow.seq))).scalars().all()
     assert turns == [1, 2, 3]
 
 

@@ -14,7 +14,7 @@ from config.mechanism import mechanism_config
 from config.settings import Settings
 from providers.factory import make_embedder, make_judge
 from store.db import Database
-from store.models import Episode, Memory
+from store.models import EpisodeRow, MemoryRow
 from tests.integration.hot_path.conftest import SMALL_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.integration.workflows.lane_support import http_tenant
@@ -57,8 +57,8 @@ async def _converse(http: httpx.AsyncClient, key: str, memory_id: str, turns: in
 async def _episodes(db: Database, tenant_id: str, memory_id: str) -> list[tuple[int, int]]:
     async with db.session() as session:
         rows = await session.execute(
-            select(Episode.first_seq, Episode.last_seq).join(Memory, Memory.id == Episode.memory_pk)
-            .where(Memory.tenant_id == tenant_id, Memory.memory_id == memory_id).order_by(Episode.first_seq))
+            select(EpisodeRow.first_seq, EpisodeRow.last_seq).join(MemoryRow, MemoryRow.id == EpisodeRow.memory_pk)
+            .where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id).order_by(EpisodeRow.first_seq))
         return [(first, last) for first, last in rows]
 
 
@@ -132,7 +132,7 @@ async def test_an_owed_sleep_happens_at_the_next_call_and_only_once(
         await agent.turn(turn)
     assert not any(d["slept"] for d in agent.decorations)
     async with db.session() as session, session.begin():
-        await session.execute(update(Memory).where(Memory.tenant_id == tenant_id, Memory.memory_id == "owed")
+        await session.execute(update(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == "owed")
                               .values(sleep_owed=True))
     first = len(agent.decorations)
     await agent.turn(4)
@@ -140,6 +140,6 @@ async def test_an_owed_sleep_happens_at_the_next_call_and_only_once(
     slept = [d["slept"] for d in agent.decorations[first:]]
     assert slept[0] and slept.count(True) == 1, slept
     async with db.session() as session:
-        owed = (await session.execute(select(Memory.sleep_owed).where(
-            Memory.tenant_id == tenant_id, Memory.memory_id == "owed"))).scalar_one()
+        owed = (await session.execute(select(MemoryRow.sleep_owed).where(
+            MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == "owed"))).scalar_one()
     assert owed is False

@@ -14,7 +14,7 @@ from cli import upstream as upstream_command
 from cli.main import _parser
 from config.settings import Settings
 from store.db import Database
-from store.models import TenantUpstream
+from store.models import TenantUpstreamRow
 from tests.fake_upstream import FakeUpstream
 from tests.integration.conftest import ADMIN_TOKEN
 
@@ -45,8 +45,8 @@ async def test_cli_stores_an_encrypted_key_that_the_proxy_uses_after_a_rotation(
                        stdin=KEY + "\n")
     assert KEY not in out and "…3210" in out
     async with db.session() as session:
-        row = (await session.execute(select(TenantUpstream).where(
-            TenantUpstream.tenant_id == created["tenant_id"]))).scalar_one()
+        row = (await session.execute(select(TenantUpstreamRow).where(
+            TenantUpstreamRow.tenant_id == created["tenant_id"]))).scalar_one()
     assert row.api_key_encrypted and KEY.encode() not in row.api_key_encrypted
 
     client = AsyncOpenAI(base_url=f"{proxy_gateway}/v1/m/stored-upstream", api_key=created["api_key"], max_retries=0)

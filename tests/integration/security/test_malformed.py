@@ -12,7 +12,7 @@ import httpx
 from sqlalchemy import select
 
 from store.db import Database
-from store.models import OutboxEvent
+from store.models import OutboxEventRow
 from tests.integration.conftest import ADMIN_TOKEN
 from tests.support import eventually
 
@@ -192,7 +192,7 @@ async def lane_idle(db: Database, tenant_id: str) -> None:
     async def processed() -> bool:
         async with db.session() as session:
             rows = (await session.execute(
-                select(OutboxEvent.processed_at).where(OutboxEvent.tenant_id == tenant_id))).scalars().all()
+                select(OutboxEventRow.processed_at).where(OutboxEventRow.tenant_id == tenant_id))).scalars().all()
         return bool(rows) and all(at is not None for at in rows)
 
     await eventually(processed, timeout=60)

@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 
 from config.settings import Settings
 from store.db import Database, bind_tenant, current_tenant, system_scope
-from store.models import ApiKey, Memory, Message, Tenant
+from store.models import ApiKeyRow, MemoryRow, MessageRow, TenantRow
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "private to its tenant"}]}
 
@@ -26,9 +26,9 @@ async def app_db(settings: Settings) -> AsyncIterator[Database]:
 async def _unfiltered(db: Database) -> tuple[set[str], set[str], int]:
     """Deliberately no tenant filter anywhere: whatever comes back is what the wall let through."""
     async with db.session() as session:
-        memories = set((await session.execute(select(Memory.tenant_id))).scalars())
-        tenants = set((await session.execute(select(Tenant.id))).scalars())
-        keys = (await session.execute(select(func.count()).select_from(ApiKey))).scalar_one()
+        memories = set((await session.execute(select(MemoryRow.tenant_id))).scalars())
+        tenants = set((await session.execute(select(TenantRow.id))).scalars())
+        keys = (await session.execute(select(func.count()).select_from(ApiKeyRow))).scalar_one()
     return memories, tenants, keys
 
 
@@ -47,7 +47,7 @@ async def test_an_unfiltered_query_sees_only_the_bound_tenant(
         memories, tenants, keys = await _unfiltered(app_db)
         assert memories == {tenant[0]} and tenants == {tenant[0]} and keys == 1
         async with app_db.session() as session:
-            bodies = (await session.execute(select(Message.body))).scalars().all()
+            bodies = (await session.execute(select(MessageRow.body))).scalars().all()
         assert bodies == [CHAT["messages"][0]]
 
         # Writing a row for another tenant is refused too.
@@ -55,7 +55,7 @@ async def test_an_unfiltered_query_sees_only_the_bound_tenant(
             async with app_db.session() as session, session.begin():
                 await session.execute(text("UPDATE memories SET last_turn = last_turn WHERE tenant_id = :t"),
                                       {"t": other_tenant[0]})  # sees none: no error, nothing changed
-                session.add(Memory(tenant_id=other_tenant[0], memory_id="smuggled"))
+                session.add(MemoryRow(tenant_id=other_tenant[0], memory_id="smuggled"))
                 await session.flush()
 
         with system_scope():  # the relay's view: every tenant

@@ -14,7 +14,7 @@ from temporalio.client import Client
 from engine.recognition import content_hash
 from engine.sizing import estimate_tokens
 from store.db import Database
-from store.models import Message, OutboxEvent
+from store.models import MessageRow, OutboxEventRow
 from store.repositories import memories, outbox, tenants
 from tests.integration.conftest import ADMIN_TOKEN
 from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
@@ -37,7 +37,7 @@ async def add_turn(db: Database, tenant_id: str, memory_id: str, *, at: datetime
             bodies.append({"role": "assistant", "content": reply})
         for body in bodies:
             memory.last_message_seq += 1
-            session.add(Message(memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_message_seq,
+            session.add(MessageRow(memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_message_seq,
                                 turn=memory.last_turn, role=body["role"], content_hash=content_hash(body),
                                 body=body, at=at, tokens=estimate_tokens(body)))
         memory.latest_at = at
@@ -55,8 +55,8 @@ async def signal(client: Client, tenant_id: str, memory_id: str, seq: int, task_
 async def unprocessed(db: Database, tenant_id: str) -> int:
     async with db.session() as session:
         return (await session.execute(
-            select(func.count()).select_from(OutboxEvent)
-            .where(OutboxEvent.tenant_id == tenant_id, OutboxEvent.processed_at.is_(None)))).scalar_one()
+            select(func.count()).select_from(OutboxEventRow)
+            .where(OutboxEventRow.tenant_id == tenant_id, OutboxEventRow.processed_at.is_(None)))).scalar_one()
 
 
 async def scalar(db: Database, sql: str, **params: Any) -> Any:
