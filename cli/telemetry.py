@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 from temporalio.contrib.opentelemetry import TracingInterceptor
 
-from config.settings import Settings
+from config.groups import ObservabilitySettings
 
 __all__ = ["configure_tracing", "temporal_interceptors", "tracing_enabled"]
 
@@ -22,12 +22,12 @@ log = logging.getLogger(__name__)
 _installed: list[TracerProvider] = []
 
 
-def tracing_enabled(settings: Settings) -> bool:
+def tracing_enabled(settings: ObservabilitySettings) -> bool:
     """Whether spans are exported at all (`LETHE_OTLP_ENDPOINT` or `LETHE_TRACE_CONSOLE`)."""
     return bool(settings.otlp_endpoint or settings.trace_console)
 
 
-def configure_tracing(settings: Settings, *, service: str) -> TracerProvider | None:
+def configure_tracing(settings: ObservabilitySettings, *, service: str) -> TracerProvider | None:
     """Install the process's tracer provider when export is configured; None leaves tracing off."""
     if not tracing_enabled(settings):
         return None

@@ -11,32 +11,32 @@ from temporalio.service import TLSConfig
 
 from cli.converter import lethe_data_converter
 from cli.telemetry import temporal_interceptors
-from config.settings import Settings
+from config.groups import TemporalSettings
 from contracts.lane_names import ALL_ATTRIBUTES
 
 __all__ = ["connect_temporal", "register_search_attributes"]
 
 
-def _tls(settings: Settings) -> TLSConfig | bool:
-    if settings.temporal_tls_cert or settings.temporal_tls_key or settings.temporal_tls_ca:
+def _tls(settings: TemporalSettings) -> TLSConfig | bool:
+    if settings.tls_cert or settings.tls_key or settings.tls_ca:
         def read(path: Path | None) -> bytes | None:
             return None if path is None else path.read_bytes()
 
         return TLSConfig(
-            server_root_ca_cert=read(settings.temporal_tls_ca),
-            client_cert=read(settings.temporal_tls_cert),
-            client_private_key=read(settings.temporal_tls_key),
+            server_root_ca_cert=read(settings.tls_ca),
+            client_cert=read(settings.tls_cert),
+            client_private_key=read(settings.tls_key),
         )
     # An API key (Temporal Cloud) always travels over TLS.
-    return settings.temporal_tls or settings.temporal_api_key is not None
+    return settings.tls or settings.api_key is not None
 
 
-async def connect_temporal(settings: Settings, *, lazy: bool = False) -> Client:
+async def connect_temporal(settings: TemporalSettings, *, lazy: bool = False) -> Client:
     """A client with the pydantic converter. `lazy` lets the gateway start while Temporal is down."""
-    api_key = settings.temporal_api_key.get_secret_value() if settings.temporal_api_key else None
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
     return await Client.connect(
-        settings.temporal_address,
-        namespace=settings.temporal_namespace,
+        settings.address,
+        namespace=settings.namespace,
         api_key=api_key,
         tls=_tls(settings),
         data_converter=lethe_data_converter,

@@ -8,7 +8,6 @@ the key cache time (5 s).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from config.settings import Settings
@@ -42,36 +41,26 @@ def _print_issued(issued: Any) -> None:
 
 
 async def run_tenant(settings: Settings, database_url: str, args: argparse.Namespace) -> int:
+    from service import tenants
     from store.db import Database
-    from store.repositories import tenants
 
-    async def create(session: Any) -> None:
-        tenant = await tenants.create_tenant(session, name=args.name)
-        _print_issued(await tenants.issue_api_key(session, tenant_id=tenant.id))
-
-    async def key(session: Any) -> None:
-        _print_issued(await tenants.issue_api_key(session, tenant_id=args.tenant_id))
-
-    async def keys(session: Any) -> None:
-        for row in await tenants.list_keys(session, tenant_id=args.tenant_id):
-            state = f"revoked {row.revoked_at.isoformat()}" if row.revoked_at else "live"
-            print(f"{row.id}\t{row.prefix}…\tcreated {row.created_at.isoformat()}\t{state}")
-
-    async def revoke(session: Any) -> None:
-        row = await tenants.revoke_key(session, tenant_id=args.tenant_id, key_id=args.key_id)
-        print(f"key {row.id} ({row.prefix}…) revoked; gateways refuse it within 5 s")
-
-    async def rotate(session: Any) -> None:
-        await tenants.revoke_key(session, tenant_id=args.tenant_id, key_id=args.key_id)
-        _print_issued(await tenants.issue_api_key(session, tenant_id=args.tenant_id))
-        print(f"key {args.key_id} revoked")
-
-    actions: dict[str, Callable[[Any], Awaitable[None]]] = {
-        "create": create, "key": key, "keys": keys, "revoke": revoke, "rotate": rotate}
     db = Database(database_url, pool_size=1)
     try:
-        async with db.session() as session, session.begin():
-            await actions[args.tenant_command](session)
+        command = args.tenant_command
+        if command == "create":
+            _print_issued(await tenants.create_tenant(db, name=args.name))
+        elif command == "key":
+            _print_issued(await tenants.issue_key(db, tenant_id=args.tenant_id))
+        elif command == "keys":
+            for key in await tenants.list_keys(db, tenant_id=args.tenant_id):
+                state = f"revoked {key.revoked_at.isoformat()}" if key.revoked_at else "live"
+                print(f"{key.id}\t{key.prefix}…\tcreated {key.created_at.isoformat()}\t{state}")
+        elif command == "revoke":
+            key = await tenants.revoke_key(db, tenant_id=args.tenant_id, key_id=args.key_id)
+            print(f"key {key.id} ({key.prefix}…) revoked; gateways refuse it within 5 s")
+        else:
+            _print_issued(await tenants.rotate_key(db, tenant_id=args.tenant_id, key_id=args.key_id))
+            print(f"key {args.key_id} revoked")
     finally:
         await db.dispose()
     return 0

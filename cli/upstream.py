@@ -27,12 +27,12 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     from store.repositories import tenants, upstreams
     from store.secrets import SecretBox
 
-    if not settings.database_url:
+    if not settings.database.url:
         raise SystemExit("LETHE_DATABASE_URL is not set (lethe dev sets it for its embedded Postgres)")
     if args.base_url and not args.base_url.startswith(("http://", "https://")):
         raise InvalidInput("--base-url must be an http(s) URL", field="base_url")
     api_key = sys.stdin.readline().strip() if args.api_key_stdin else None
-    db = Database(settings.database_url, pool_size=1)
+    db = Database(settings.database.url, pool_size=1)
     try:
         async with db.session() as session, session.begin():
             tenant = (await tenants.get_tenant_by_name(session, name=args.tenant)
@@ -45,7 +45,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
             if args.base_url:
                 stored = await upstreams.set_upstream(
                     session, tenant_id=tenant_id, base_url=args.base_url.rstrip("/"), api_key=api_key or None,
-                    box=SecretBox(settings.secret_key.get_secret_value()))
+                    box=SecretBox(settings.gateway.secret_key.get_secret_value()))
             else:
                 found = await upstreams.get_upstream(session, tenant_id=tenant_id, box=None)
                 if found is None:

@@ -19,11 +19,13 @@ from api.routes import health
 from cli.precision import local_precision, settled
 from cli.telemetry import configure_tracing
 from cli.temporal import connect_temporal
+from config.groups import ModelSettings
 from config.mechanism import mechanism_config
 from config.settings import Settings
 from providers.embedder import Embedder
 from providers.factory import make_embedder, make_judge
 from providers.judge import Judge
+from recall.config import RecallConfig
 from store.db import Database
 from workflows.memory import MemoryWorkflow
 
@@ -32,24 +34,24 @@ __all__ = ["build_embedder", "build_judge", "build_worker", "run_worker"]
 log = logging.getLogger(__name__)
 
 
-def _openai(settings: Settings) -> dict[str, Any]:
+def _openai(settings: ModelSettings) -> dict[str, Any]:
     api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     return {"openai_base_url": settings.openai_base_url, "openai_api_key": api_key,
             "openai_timeout_seconds": settings.openai_timeout_seconds,
             "openai_max_retries": settings.openai_max_retries}
 
 
-def build_embedder(settings: Settings, *, parallel: int = 1) -> Embedder:
-    """The embedder the settings name; `parallel`: texts of one call the embedded model runs at once (the
+def build_embedder(settings: ModelSettings, *, parallel: int = 1) -> Embedder:
+    """The embedder the models' settings name; `parallel`: texts of one call the embedded model runs at once (the
     gateway's recall passes `onnx_parallel`). Its precision as settled for the database (`settled`), else the
     setting, `auto` read as this machine's preference."""
     return make_embedder(kind=settings.embedder, onnx_threads=settings.onnx_threads, onnx_parallel=parallel,
-                         precision=local_precision(settings), model_cache=settings.model_cache,
+                         precision=local_precision(settings), model_cache=settings.cache,
                          openai_model=settings.openai_embedding_model, **_openai(settings))
 
 
-def build_judge(settings: Settings, embedder: Embedder | None = None) -> Judge:
-    """The judge the lane's jobs use, on the embedder the settings name."""
+def build_judge(settings: ModelSettings, embedder: Embedder | None = None) -> Judge:
+    """The judge the lane's jobs use, on the embedder the models' settings name."""
     return make_judge(kind=settings.judge, embedder=embedder or build_embedder(settings),
                       openai_model=settings.openai_judge_model, **_openai(settings))
 
@@ -58,16 +60,18 @@ def build_worker(
     client: Client, db: Database, *, task_queue: str, settings: Settings | None = None, judge: Judge | None = None
 ) -> Worker:
     settings = settings or Settings(_env_file=None)  # type: ignore[call-arg]
-    embedder = build_embedder(settings)
-    judge = judge or build_judge(settings, embedder)
-    graph = GraphActivities(db, judge, embedder, language=check_language(settings.search_language))
-    recall = RecallActivities(db, judge, embedder, config=mechanism_config(settings),
-                              language=check_language(settings.search_language))
+    embedder = build_embedder(settings.models)
+    judge = judge or build_judge(settings.models, embedder)
+    language = check_language(settings.models.search_language)
+    graph = GraphActivities(db, judge, embedder, language=language)
+    recall = RecallActivities(db, judge, embedder, config=RecallConfig(
+        mechanism=mechanism_config(settings), language=language))
     lane = LaneActivities(
         db,
         judge=judge,
         config=mechanism_config(settings),
-        note_ask=NoteAskPolicy(calls=settings.note_ask_pending_calls, minutes=settings.note_ask_pending_minutes),
+        note_ask=NoteAskPolicy(calls=settings.mechanism.note_ask_pending_calls,
+                               minutes=settings.mechanism.note_ask_pending_minutes),
     )
     return Worker(
         client,
@@ -79,26 +83,28 @@ def build_worker(
 
 
 async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
-    configure_tracing(settings, service="lethe-worker")
+    configure_tracing(settings.observability, service="lethe-worker")
     # No ping before each checkout: a ping is a round trip, and an activity that meets a connection Postgres
     # dropped fails, the pool is renewed, and Temporal runs it again.
-    db = Database(settings.database_url, pool_size=settings.db_pool_size, role=settings.db_role or None,
+    database = settings.database
+    db = Database(database.url, pool_size=database.pool_size, role=database.role or None,
                   strict=True, pre_ping=False)
-    settings = await settled(settings, db)  # the embedder's precision, as the database records it
-    client = await connect_temporal(settings)
-    worker = build_worker(client, db, task_queue=settings.temporal_task_queue, settings=settings)
+    # The embedder's precision, as the database records it.
+    settings = settings.model_copy(update={"models": await settled(settings.models, db)})
+    client = await connect_temporal(settings.temporal)
+    worker = build_worker(client, db, task_queue=settings.temporal.task_queue, settings=settings)
     freeze_startup()  # the libraries' objects out of every later collection's walk (api/gc_pauses.py)
     tasks = [asyncio.create_task(worker.run(), name="worker")]
     server = None
-    if settings.worker_health_port:
+    if settings.worker.health_port:
         config = uvicorn.Config(
-            health.health_app(db, client), host=settings.host, port=settings.worker_health_port,
+            health.health_app(db, client), host=settings.gateway.host, port=settings.worker.health_port,
             log_level="warning", lifespan="off",
         )
         server = uvicorn.Server(config)
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         tasks.append(asyncio.create_task(server.serve(), name="worker-health"))
-    log.info("worker started", extra={"task_queue": settings.temporal_task_queue})
+    log.info("worker started", extra={"task_queue": settings.temporal.task_queue})
     try:
         if stop is None:
             await asyncio.gather(*tasks)

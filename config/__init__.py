@@ -1,4 +1,4 @@
-"""Lethe's settings: one `Settings`, read once from `LETHE_*` environment variables."""
+"""Lethe's settings: one `Settings` in groups by concern, read once from `LETHE_*` environment variables."""
 
 from config.settings import Settings, get_settings
 

@@ -132,7 +132,7 @@ async def _temporal_up(settings: Settings, deadline: float = 60.0) -> None:
     started = time.monotonic()
     while True:
         try:
-            await connect_temporal(settings)
+            await connect_temporal(settings.temporal)
             return
         except RuntimeError:
             if time.monotonic() - started > deadline:

@@ -65,8 +65,8 @@ async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 20.0
 
 @asynccontextmanager
 async def serve_gateway(settings: Settings) -> AsyncIterator[str]:
-    """The real gateway on `settings.port`, over real HTTP, for as long as the block runs."""
-    server = uvicorn.Server(uvicorn.Config(build_app(settings), host="127.0.0.1", port=settings.port,
+    """The real gateway on `settings.gateway.port`, over real HTTP, for as long as the block runs."""
+    server = uvicorn.Server(uvicorn.Config(build_app(settings), host="127.0.0.1", port=settings.gateway.port,
                                            log_level="warning"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())
@@ -75,7 +75,7 @@ async def serve_gateway(settings: Settings) -> AsyncIterator[str]:
             task.result()
         await asyncio.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{settings.port}"
+        yield f"http://127.0.0.1:{settings.gateway.port}"
     finally:
         server.should_exit = True
         await task

@@ -89,7 +89,7 @@ def settings(postgres_url: str, temporal_client: Client) -> Settings:
 
 @pytest.fixture(scope="session")
 async def db(settings: Settings) -> AsyncIterator[Database]:
-    database = Database(settings.database_url, pool_size=5)
+    database = Database(settings.database.url, pool_size=5)
     yield database
     await database.dispose()
 
@@ -97,8 +97,8 @@ async def db(settings: Settings) -> AsyncIterator[Database]:
 @pytest.fixture(scope="session")
 async def worker(temporal_client: Client, settings: Settings) -> AsyncIterator[None]:
     # As in production: the app role, bound by row-level security, each activity bound to its tenant.
-    app_db = Database(settings.database_url, pool_size=5, role=settings.db_role, strict=True)
-    running = build_worker(temporal_client, app_db, task_queue=settings.temporal_task_queue)
+    app_db = Database(settings.database.url, pool_size=5, role=settings.database.role, strict=True)
+    running = build_worker(temporal_client, app_db, task_queue=settings.temporal.task_queue)
     async with running:
         yield
     await app_db.dispose()

@@ -16,8 +16,8 @@ LETHE = str(Path(sys.executable).parent / "lethe")
 
 
 def _run(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LETHE_DATABASE_URL": settings.database_url,
-           "LETHE_TEMPORAL_ADDRESS": settings.temporal_address, "LETHE_ENV": "development"}
+    env = {**os.environ, "LETHE_DATABASE_URL": settings.database.url,
+           "LETHE_TEMPORAL_ADDRESS": settings.temporal.address, "LETHE_ENV": "development"}
     return subprocess.run([LETHE, *args], env=env, capture_output=True, text=True, timeout=60)
 
 

@@ -76,9 +76,10 @@ async def test_the_first_auto_start_records_and_later_starts_follow(
 
 async def test_an_explicit_precision_against_the_record_is_refused(deployment: str, app_db: Database) -> None:
     # The gateway's way (built outside any loop of its own) records an explicit setting too.
-    assert settled_apart(_settings(deployment, "int8")).embedder_precision == "int8"
+    explicit = _settings(deployment, "int8")
+    assert settled_apart(explicit.models, explicit.database).embedder_precision == "int8"
     with pytest.raises(InvalidInput) as caught:
-        await settled(_settings(deployment, "float32"), app_db)  # the worker's way
+        await settled(_settings(deployment, "float32").models, app_db)  # the worker's way
     assert caught.value.field == "embedder_precision"
     assert "LETHE_EMBEDDER_PRECISION is float32, but this database records int8" in caught.value.message
     assert "Unset LETHE_EMBEDDER_PRECISION" in caught.value.message

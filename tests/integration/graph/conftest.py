@@ -15,7 +15,7 @@ GRAPH_CEILING = 8000
 
 @pytest.fixture(scope="session")
 async def graph_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
-    small = settings.model_copy(update={"ceiling_tokens": GRAPH_CEILING, "port": free_port()})
+    small = settings.replace(ceiling_tokens=GRAPH_CEILING, port=free_port())
     async with serve_gateway(small) as url:
         yield url
 

@@ -49,9 +49,9 @@ NOTES = [
 
 @pytest.fixture(scope="module")
 async def own(settings: Settings) -> AsyncIterator[tuple[Settings, Database]]:
-    mine = settings.model_copy(update={"database_url": await fresh_database(settings.database_url),
-                                       "temporal_task_queue": "graph-" + uuid.uuid4().hex[:8]})
-    database = Database(mine.database_url, pool_size=4)
+    mine = settings.replace(database_url=await fresh_database(settings.database.url),
+                            temporal_task_queue="graph-" + uuid.uuid4().hex[:8])
+    database = Database(mine.database.url, pool_size=4)
     yield mine, database
     await database.dispose()
 
@@ -99,14 +99,14 @@ async def test_openai_compatible_judge_drives_resolution_and_retirement(
 ) -> None:
     settings, db = own
     tenant_id = await new_tenant(db)
-    embedder = build_embedder(settings)
+    embedder = build_embedder(settings.models)
     with serve_fake_openai() as fake:
         fake.answer = _model
         judge = OpenAIJudge(base_url=fake.base_url, api_key="test", model="stand-in", fallback=LocalJudge(embedder))
-        async with build_worker(temporal_client, db, task_queue=settings.temporal_task_queue, settings=settings,
+        async with build_worker(temporal_client, db, task_queue=settings.temporal.task_queue, settings=settings,
                                 judge=judge):
             seq = await _write_all(db, tenant_id, "remote", NOTES)
-            await signal_lane(temporal_client, tenant_id, "remote", seq, settings.temporal_task_queue)
+            await signal_lane(temporal_client, tenant_id, "remote", seq, settings.temporal.task_queue)
             await eventually(lambda: _done(db, tenant_id), timeout=90)
         asked = {r["response_format"]["json_schema"]["name"] for r in fake.requests}
     assert {"judge_same_entity", "judge_contradiction"} <= asked  # the model was asked, and its answers stood
@@ -119,9 +119,9 @@ async def test_openai_compatible_judge_drives_resolution_and_retirement(
 
 
 def _worker(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "LETHE_DATABASE_URL": settings.database_url, "LETHE_ENV": "development",
-           "LETHE_TEMPORAL_ADDRESS": settings.temporal_address, "LETHE_WORKER_HEALTH_PORT": "0",
-           "LETHE_TEMPORAL_TASK_QUEUE": settings.temporal_task_queue, "LETHE_LOG_JSON": "false"}
+    env = {**os.environ, "LETHE_DATABASE_URL": settings.database.url, "LETHE_ENV": "development",
+           "LETHE_TEMPORAL_ADDRESS": settings.temporal.address, "LETHE_WORKER_HEALTH_PORT": "0",
+           "LETHE_TEMPORAL_TASK_QUEUE": settings.temporal.task_queue, "LETHE_LOG_JSON": "false"}
     with log.open("ab") as out:
         return subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
@@ -154,11 +154,11 @@ async def test_worker_killed_mid_resolution_leaves_the_graph_an_unbroken_run_mak
     worker = _worker(settings, log)
     try:
         seq = await _write_all(db, tenant_id, "calm", batches)
-        await signal_lane(temporal_client, tenant_id, "calm", seq, settings.temporal_task_queue)
+        await signal_lane(temporal_client, tenant_id, "calm", seq, settings.temporal.task_queue)
         await eventually(lambda: _done(db, tenant_id), timeout=120)
 
         seq = await _write_all(db, tenant_id, "killed", batches)
-        await signal_lane(temporal_client, tenant_id, "killed", seq, settings.temporal_task_queue)
+        await signal_lane(temporal_client, tenant_id, "killed", seq, settings.temporal.task_queue)
 
         async def partly() -> bool:
             done = await scalar(db, "SELECT count(*) FROM facts f JOIN memories m ON m.id = f.memory_pk "
@@ -192,9 +192,9 @@ async def test_assistant_inference_stands_beside_the_user_fact_until_the_user_se
     guess = {"note": "The offsite is in Porto.", "subject": "offsite", "object": "Porto", "source": "assistant"}
     settles = {"note": "The offsite is definitely in Porto.", "subject": "offsite", "object": "Porto",
                "source": "user"}
-    async with build_worker(temporal_client, db, task_queue=settings.temporal_task_queue, settings=settings):
+    async with build_worker(temporal_client, db, task_queue=settings.temporal.task_queue, settings=settings):
         seq = await _write_all(db, tenant_id, "conflict", [[said], [guess]])
-        await signal_lane(temporal_client, tenant_id, "conflict", seq, settings.temporal_task_queue)
+        await signal_lane(temporal_client, tenant_id, "conflict", seq, settings.temporal.task_queue)
         await eventually(lambda: _done(db, tenant_id), timeout=60)
         open_conflict = {f[0]: f for f in (await graph_of(db, tenant_id, "conflict"))["facts"]}
         # Both stand, each naming the other; nothing retired.
@@ -202,7 +202,7 @@ async def test_assistant_inference_stands_beside_the_user_fact_until_the_user_se
         assert all(f[4] == "None" for f in open_conflict.values())
 
         seq = await write_note(db, tenant_id, "conflict", "conflict-2", [settles], T0 + timedelta(hours=5))
-        await signal_lane(temporal_client, tenant_id, "conflict", seq, settings.temporal_task_queue)
+        await signal_lane(temporal_client, tenant_id, "conflict", seq, settings.temporal.task_queue)
         await eventually(lambda: _done(db, tenant_id), timeout=60)
     settled = {f[0]: f for f in (await graph_of(db, tenant_id, "conflict"))["facts"]}
     assert settled[said["note"]][4] == guess["note"]  # Lisbon retired by the fact that stands
@@ -217,8 +217,8 @@ async def test_facts_from_before_the_graph_are_brought_in_by_the_lane(
     tenant_id = await new_tenant(db)
     # Facts as migration 0010 leaves them (not integrated), then the memory's next event: a decorate.
     seq = await write_note(db, tenant_id, "old", "old-0", NOTES[0] + NOTES[1], T0, kind="decorate")
-    async with build_worker(temporal_client, db, task_queue=settings.temporal_task_queue, settings=settings):
-        await signal_lane(temporal_client, tenant_id, "old", seq, settings.temporal_task_queue)
+    async with build_worker(temporal_client, db, task_queue=settings.temporal.task_queue, settings=settings):
+        await signal_lane(temporal_client, tenant_id, "old", seq, settings.temporal.task_queue)
         await eventually(lambda: _done(db, tenant_id), timeout=60)
     graph = await graph_of(db, tenant_id, "old")
     # One note call named her both ways: the most specific name is canonical.

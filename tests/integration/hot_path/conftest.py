@@ -15,7 +15,7 @@ SMALL_CEILING = 8000
 
 @pytest.fixture(scope="session")
 async def small_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
-    small = settings.model_copy(update={"ceiling_tokens": SMALL_CEILING, "port": free_port()})
+    small = settings.replace(ceiling_tokens=SMALL_CEILING, port=free_port())
     async with serve_gateway(small) as url:
         yield url
 

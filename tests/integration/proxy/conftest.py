@@ -31,11 +31,10 @@ def upstream(upstream_server: FakeUpstream) -> FakeUpstream:
 async def proxy_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
     # Recall on (the session's settings turn it off): the agents' requests, recall blocks and all, are held to
     # the ceiling by the provider's own count.
-    proxied = settings.model_copy(update={
-        "recall": True, "ceiling_tokens": PROXY_CEILING, "port": free_port(),
-        "upstream_timeout_seconds": UPSTREAM_TIMEOUT,
-        "secret_key": settings.secret_key.__class__("test-secret-one,test-secret-old"),
-    })
+    proxied = settings.replace(
+        recall=True, ceiling_tokens=PROXY_CEILING, port=free_port(),
+        upstream_timeout_seconds=UPSTREAM_TIMEOUT,
+        secret_key=settings.gateway.secret_key.__class__("test-secret-one,test-secret-old"))
     async with serve_gateway(proxied) as url:
         yield url
 

@@ -18,8 +18,8 @@ RECALL_CEILING = 4000
 
 @pytest.fixture(scope="session")
 async def recall_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
-    mine = settings.model_copy(update={"recall": True, "ceiling_tokens": RECALL_CEILING, "port": free_port(),
-                                       "recall_inline_deadline_ms": 20_000, "recall_keep_level": "tangential"})
+    mine = settings.replace(recall=True, ceiling_tokens=RECALL_CEILING, port=free_port(),
+                            recall_inline_deadline_ms=20_000, recall_keep_level="tangential")
     async with serve_gateway(mine) as url:
         yield url
 

@@ -70,14 +70,14 @@ class Deployment:
 async def ahead(settings: Settings, temporal_client: Client, held: _HeldJudge) -> AsyncIterator[Deployment]:
     # A database of its own: the session's gateway relays every undelivered event of its database, and a memory
     # it started on its own task queue would run on a worker without the held judge.
-    mine = settings.model_copy(update={
-        "recall": True, "ceiling_tokens": RECALL_CEILING, "port": free_port(),
-        "temporal_task_queue": "lethe-ahead-" + uuid.uuid4().hex[:8], "recall_inline_deadline_ms": 20_000,
-        "database_url": await fresh_database(settings.database_url)})
-    app_db = Database(mine.database_url, pool_size=5, role=mine.db_role, strict=True)
-    db = Database(mine.database_url, pool_size=2)
+    mine = settings.replace(
+        recall=True, ceiling_tokens=RECALL_CEILING, port=free_port(),
+        temporal_task_queue="lethe-ahead-" + uuid.uuid4().hex[:8], recall_inline_deadline_ms=20_000,
+        database_url=await fresh_database(settings.database.url))
+    app_db = Database(mine.database.url, pool_size=5, role=mine.database.role, strict=True)
+    db = Database(mine.database.url, pool_size=2)
     try:
-        async with build_worker(temporal_client, app_db, task_queue=mine.temporal_task_queue, settings=mine,
+        async with build_worker(temporal_client, app_db, task_queue=mine.temporal.task_queue, settings=mine,
                                 judge=held), serve_gateway(mine) as url, \
                 httpx.AsyncClient(base_url=url, timeout=60) as client:
             yield Deployment(client, db)

@@ -23,11 +23,10 @@ class Strict:
 
 @pytest.fixture(scope="session")
 async def strict(settings: Settings, worker: None) -> AsyncIterator[Strict]:
-    own = settings.model_copy(update={
-        "port": free_port(), "body_idle_seconds": 1.0, "tenant_rate_per_second": 5.0, "tenant_rate_burst": 10,
-        "tenant_max_concurrent_decorates": 2, "metrics_port": free_port(),
-        "metrics_token": SecretStr(METRICS_TOKEN),
-    })
+    own = settings.replace(
+        port=free_port(), body_idle_seconds=1.0, tenant_rate_per_second=5.0, tenant_rate_burst=10,
+        tenant_max_concurrent_decorates=2, metrics_port=free_port(),
+        metrics_token=SecretStr(METRICS_TOKEN))
     async with serve_gateway(own) as url:
         yield Strict(url, own)
 

@@ -85,7 +85,7 @@ async def test_a_clock_at_the_far_bound_leaves_the_lane_working(
 
 
 async def test_a_body_that_stops_arriving_is_answered_408(strict: Strict) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", strict.settings.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", strict.settings.gateway.port)
     writer.write(b"POST /v1/memories/m/decorate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Authorization: Bearer nobody\r\nContent-Length: 1000\r\n\r\n{\"model\": ")
     await writer.drain()
@@ -101,8 +101,9 @@ async def test_a_declared_length_over_the_limit_is_refused_before_reading(
     url = http.base_url
     reader, writer = await asyncio.open_connection(url.host, url.port)
     # Only the headers are sent: the answer must come without the body ever arriving.
+    too_long = settings.limits.max_body_bytes + 1
     writer.write(f"POST /v1/memories/m/decorate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                 f"Authorization: Bearer {tenant[1]}\r\nContent-Length: {settings.max_body_bytes + 1}\r\n\r\n".encode())
+                 f"Authorization: Bearer {tenant[1]}\r\nContent-Length: {too_long}\r\n\r\n".encode())
     await writer.drain()
     answer = await asyncio.wait_for(reader.read(4096), timeout=10)
     writer.close()
@@ -114,7 +115,7 @@ async def test_a_chunked_body_over_the_limit_is_cut_off(
 ) -> None:
     async def stream() -> Any:
         chunk = b" " * 65536
-        for _ in range(settings.max_body_bytes // len(chunk) + 2):
+        for _ in range(settings.limits.max_body_bytes // len(chunk) + 2):
             yield chunk
 
     response = await http.post("/v1/memories/m/decorate", content=stream(),

@@ -58,7 +58,7 @@ async def test_keys_are_listed_by_prefix_revoked_and_rotated(http: httpx.AsyncCl
 
 
 def _lethe(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LETHE_DATABASE_URL": settings.database_url, "LETHE_ENV": "development"}
+    env = {**os.environ, "LETHE_DATABASE_URL": settings.database.url, "LETHE_ENV": "development"}
     return subprocess.run([LETHE, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -120,7 +120,7 @@ async def test_concurrent_decorates_over_the_cap_get_429(strict: Strict) -> None
 async def test_metrics_live_on_their_own_port_behind_a_token(strict: Strict) -> None:
     async with httpx.AsyncClient(base_url=strict.url, timeout=30) as client:
         assert (await client.get("/metrics")).status_code == 404  # not on the public port
-    port = strict.settings.metrics_port
+    port = strict.settings.gateway.metrics_port
     async with httpx.AsyncClient(timeout=30) as client:
         text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
     assert "lethe_http_requests_total" in text
@@ -131,7 +131,7 @@ async def test_metrics_token_guards_the_public_route(settings: Settings, worker:
 
     from tests.support import free_port, serve_gateway
 
-    guarded = settings.model_copy(update={"port": free_port(), "metrics_token": SecretStr(METRICS_TOKEN)})
+    guarded = settings.replace(port=free_port(), metrics_token=SecretStr(METRICS_TOKEN))
     async with serve_gateway(guarded) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
         assert (await client.get("/metrics")).status_code == 401
         ok = await client.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})

@@ -27,6 +27,7 @@ from temporalio.testing import WorkflowEnvironment
 from cli.converter import lethe_data_converter
 from cli.temporal import connect_temporal
 from cli.worker import build_judge, build_worker
+from config.groups import ModelSettings
 from config.settings import Settings
 from providers.judge import Judge
 from store.db import Database
@@ -83,17 +84,16 @@ async def own_temporal() -> AsyncIterator[OwnTemporal]:
 @pytest.fixture(scope="module")
 async def own_settings(settings: Settings, own_temporal: OwnTemporal) -> Settings:
     # A deployment of its own: its own Temporal and its own database (see tests.support.fresh_database).
-    return settings.model_copy(update={
-        "temporal_address": f"127.0.0.1:{own_temporal.port}", "port": free_port(), "ceiling_tokens": 4000,
-        "temporal_task_queue": "lane-" + uuid.uuid4().hex[:8],
-        "database_url": await fresh_database(settings.database_url),
-    })
+    return settings.replace(
+        temporal_address=f"127.0.0.1:{own_temporal.port}", port=free_port(), ceiling_tokens=4000,
+        temporal_task_queue="lane-" + uuid.uuid4().hex[:8],
+        database_url=await fresh_database(settings.database.url))
 
 
 @pytest.fixture(scope="module")
 async def db(own_settings: Settings) -> AsyncIterator[Database]:
     """This module's database: the own deployment's, not the session's."""
-    database = Database(own_settings.database_url, pool_size=5)
+    database = Database(own_settings.database.url, pool_size=5)
     yield database
     await database.dispose()
 
@@ -106,7 +106,7 @@ async def own_http(own_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture(scope="module")
 def judge() -> Judge:
-    return build_judge(Settings(_env_file=None))  # type: ignore[call-arg]
+    return build_judge(ModelSettings())
 
 
 async def _converse(http: httpx.AsyncClient, key: str, memory_id: str, turns: int) -> int:
@@ -155,8 +155,8 @@ async def test_continue_as_new_loses_and_reorders_no_event(
     own_http: httpx.AsyncClient, own_settings: Settings, db: Database, judge: Judge
 ) -> None:
     tenant_id, key = await http_tenant(own_http)
-    client = await connect_temporal(own_settings)
-    async with build_worker(client, db, task_queue=own_settings.temporal_task_queue, settings=own_settings,
+    client = await connect_temporal(own_settings.temporal)
+    async with build_worker(client, db, task_queue=own_settings.temporal.task_queue, settings=own_settings,
                             judge=judge):
         events = await _converse(own_http, key, "long", turns=12)
         await eventually(lambda: _lane_done(db, tenant_id), timeout=90)
@@ -190,10 +190,10 @@ async def test_continue_as_new_loses_and_reorders_no_event(
 
 
 def _worker_process(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "LETHE_DATABASE_URL": settings.database_url, "LETHE_ENV": "development",
-           "LETHE_TEMPORAL_ADDRESS": settings.temporal_address, "LETHE_WORKER_HEALTH_PORT": "0",
-           "LETHE_TEMPORAL_TASK_QUEUE": settings.temporal_task_queue, "LETHE_LOG_JSON": "false",
-           "LETHE_CEILING_TOKENS": str(settings.ceiling_tokens)}
+    env = {**os.environ, "LETHE_DATABASE_URL": settings.database.url, "LETHE_ENV": "development",
+           "LETHE_TEMPORAL_ADDRESS": settings.temporal.address, "LETHE_WORKER_HEALTH_PORT": "0",
+           "LETHE_TEMPORAL_TASK_QUEUE": settings.temporal.task_queue, "LETHE_LOG_JSON": "false",
+           "LETHE_CEILING_TOKENS": str(settings.mechanism.ceiling_tokens)}
     with log.open("ab") as out:
         return subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], cwd=ROOT, env=env,
                                 stdout=out, stderr=subprocess.STDOUT)
@@ -241,8 +241,8 @@ async def test_gateway_answers_while_temporal_is_down_and_the_outbox_drains_afte
         assert undelivered == events
     finally:
         await own_temporal.start()
-    client = await connect_temporal(own_settings)
-    async with build_worker(client, db, task_queue=own_settings.temporal_task_queue, settings=own_settings,
+    client = await connect_temporal(own_settings.temporal)
+    async with build_worker(client, db, task_queue=own_settings.temporal.task_queue, settings=own_settings,
                             judge=judge):
         await eventually(lambda: _lane_done(db, tenant_id), timeout=60)
         handle = client.get_workflow_handle(workflow_id(tenant_id, "outage"))

@@ -47,7 +47,7 @@ async def skipping() -> AsyncIterator[WorkflowEnvironment]:
 @pytest.fixture(scope="module")
 async def db(settings: Settings) -> AsyncIterator[Database]:
     """A database of this module's own: the session gateway's relay must not deliver these events elsewhere."""
-    database = Database(await fresh_database(settings.database_url), pool_size=5)
+    database = Database(await fresh_database(settings.database.url), pool_size=5)
     yield database
     await database.dispose()
 

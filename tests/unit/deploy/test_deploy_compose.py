@@ -88,12 +88,12 @@ def lethe_services(services: dict[str, dict[str, Any]]) -> dict[str, dict[str, A
 
 
 def setting_names() -> set[str]:
-    return {PREFIX + field.upper() for field in Settings.model_fields}
+    return set(Settings.variables())
 
 
 def optional_settings() -> set[str]:
     """Fields that default to None: unset means off, and an empty value would not mean that."""
-    return {PREFIX + name.upper() for name, field in Settings.model_fields.items() if field.default is None}
+    return {name for name, field in Settings.variables().items() if field.default is None}
 
 
 def is_one_shot(service: dict[str, Any]) -> bool:
@@ -218,19 +218,20 @@ def test_the_settings_load_and_fit_the_stack(
         monkeypatch.setenv(key, value)
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
 
-    assert settings.host == "0.0.0.0"
-    assert settings.database_url.startswith("postgresql+asyncpg://")
-    assert urlsplit(settings.database_url).hostname in services
-    assert settings.temporal_address.rsplit(":", 1)[0] in services
-    assert urlsplit(settings.otlp_endpoint).hostname in services
-    assert settings.admin_token.get_secret_value() not in PLACEHOLDER_SECRETS
-    assert settings.temporal_tls_cert is None and settings.temporal_api_key is None
+    gateway = settings.gateway
+    assert gateway.host == "0.0.0.0"
+    assert settings.database.url.startswith("postgresql+asyncpg://")
+    assert urlsplit(settings.database.url).hostname in services
+    assert settings.temporal.address.rsplit(":", 1)[0] in services
+    assert urlsplit(settings.observability.otlp_endpoint).hostname in services
+    assert gateway.admin_token.get_secret_value() not in PLACEHOLDER_SECRETS
+    assert settings.temporal.tls_cert is None and settings.temporal.api_key is None
     check = " ".join(lethe_services[name].get("healthcheck", {}).get("test", []))
     if name == "gateway":
-        assert f"127.0.0.1:{settings.port}:{settings.port}" in lethe_services[name]["ports"]
-        assert f":{settings.port}/readyz" in check
+        assert f"127.0.0.1:{gateway.port}:{gateway.port}" in lethe_services[name]["ports"]
+        assert f":{gateway.port}/readyz" in check
     if name == "worker":
-        assert f":{settings.worker_health_port}/readyz" in check
+        assert f":{settings.worker.health_port}/readyz" in check
 
 
 def test_env_example_documents_every_setting_and_nothing_else() -> None:

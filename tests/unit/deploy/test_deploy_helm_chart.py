@@ -212,7 +212,7 @@ def test_probes_hit_healthz_and_readyz_on_the_served_port(
 
 @pytest.mark.parametrize("set_name", SET_NAMES)
 def test_settings_are_lethe_settings(rendered: dict[str, list[dict[str, Any]]], set_name: str) -> None:
-    known = {f"LETHE_{field.upper()}" for field in Settings.model_fields}
+    known = set(Settings.variables())
     docs = rendered[set_name]
     settings = configmap(docs)
     assert set(settings) <= known, f"unknown settings: {set(settings) - known}"
