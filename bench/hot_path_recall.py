@@ -37,16 +37,17 @@ from stats import summary  # noqa: E402
 from temporalio.testing import ActivityEnvironment  # noqa: E402
 
 from activities.recall import RecallActivities  # noqa: E402
-from api.clock import Clock  # noqa: E402
-from api.context import HotPath  # noqa: E402
-from api.decorate import decorate  # noqa: E402
-from api.recall import Recaller  # noqa: E402
-from api.report import report  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
 from contracts.lane_types import EventRef, JobInput, MemoryRef  # noqa: E402
 from providers.factory import make_embedder, make_token_counter  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402
+from recall.config import RecallConfig  # noqa: E402
+from recall.find import Recaller  # noqa: E402
+from service.clock import Clock  # noqa: E402
+from service.context import HotPath  # noqa: E402
+from service.decorate import decorate  # noqa: E402
+from service.report import report  # noqa: E402
 from store.db import Database, bind_tenant  # noqa: E402
 from store.repositories import tenants  # noqa: E402
 
@@ -164,17 +165,17 @@ async def main() -> None:
     args = parser.parse_args()
     settings = Settings(_env_file=None)
     config = mechanism_config(settings)
-    embedder = make_embedder(onnx_parallel=settings.onnx_parallel)  # as the gateway builds it
+    embedder = make_embedder(onnx_parallel=settings.models.onnx_parallel)  # as the gateway builds it
     judge = LocalJudge(embedder)
     async with embedded_database("lethe-bench-recall-cost-") as owner:
         # The gateway's and the lane's connections: the app role, under row-level security, with the tenant bound
         # (the owner's whole view plans some searches otherwise). The owner writes the bench's facts.
-        db = Database(owner.url, role=settings.db_role, strict=True)
-        timed = Timed(Recaller(embedder=embedder, judge=judge, config=config,
-                               deadline_seconds=args.deadline_ms / 1000))
+        db = Database(owner.url, role=settings.database.role, strict=True)
+        timed = Timed(Recaller(embedder=embedder, judge=judge,
+                               config=RecallConfig(mechanism=config, deadline_seconds=args.deadline_ms / 1000)))
         off = HotPath(db=db, counter=make_token_counter(), config=config)
         on = HotPath(db=db, counter=make_token_counter(), config=config, recaller=timed)  # type: ignore[arg-type]
-        lane = RecallActivities(db=db, judge=judge, embedder=embedder, config=config)
+        lane = RecallActivities(db=db, judge=judge, embedder=embedder, config=RecallConfig(mechanism=config))
         async with owner.session() as session, session.begin():
             tenant = (await tenants.create_tenant(session, name="recall-cost")).id
         bind_tenant(tenant)

@@ -10,21 +10,26 @@ on the stack's own database, as the gateway runs them for this message (no prepa
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 from typing import Any
 
-from recall_conversation import Fact, Question
-from sqlalchemy import text
+# The project before bench/, whose recall.py and providers.py would hide the packages of those names.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from api.recall import walk_candidates
-from engine.config import MechanismConfig
-from engine.recall.parts import split_parts
-from engine.recall.walk import is_kept
-from providers.embedder import Embedder
-from providers.local_judge import LocalJudge
-from providers.usage import UsageScope
-from store.db import Database
-from store.repositories import recall_reads
-from store.repositories.recall_search import Query, search_candidates
+from recall_conversation import Fact, Question  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+
+from engine.recall.parts import split_parts  # noqa: E402
+from engine.recall.walk import is_kept  # noqa: E402
+from providers.embedder import Embedder  # noqa: E402
+from providers.local_judge import LocalJudge  # noqa: E402
+from providers.usage import UsageScope  # noqa: E402
+from recall.config import RecallConfig  # noqa: E402
+from recall.walking import walk_candidates  # noqa: E402
+from store.db import Database  # noqa: E402
+from store.repositories import recall_reads  # noqa: E402
+from store.repositories.recall_search import Query, search_candidates  # noqa: E402
 
 __all__ = ["Diagnosis"]
 
@@ -34,7 +39,7 @@ LEVELS = ("unrelated", "tangential", "relevant", "central")
 class Diagnosis:
     def __init__(self, database_url: str, tenant_id: str, memory_id: str, embedder: Embedder) -> None:
         self.url, self.tenant_id, self.memory_id = database_url, tenant_id, memory_id
-        self.embedder, self.judge, self.config = embedder, LocalJudge(embedder), MechanismConfig()
+        self.embedder, self.judge, self.config = embedder, LocalJudge(embedder), RecallConfig()
         self.causes: dict[str, int] = {}
 
     def miss(self, question: Question, missing: list[Fact], facts: list[dict[str, Any]],

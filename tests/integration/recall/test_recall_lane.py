@@ -12,14 +12,14 @@ from typing import Any
 import httpx
 from sqlalchemy import event, text
 
-from api.recall import Recaller
 from config.settings import Settings
 from engine.blocks.recall_block import CLOSE, OPEN
-from engine.config import MechanismConfig
 from providers.factory import make_embedder
 from providers.judge import RelevanceVerdict
 from providers.local_judge import LocalJudge
 from providers.usage import UsageScope
+from recall.config import RecallConfig
+from recall.find import Recaller
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
 from tests.integration.recall.talk import Talk, auth, lane_idle, recall_blocks
@@ -104,17 +104,16 @@ async def test_recall_walks_reuses_distills_and_stays_in_its_memory(
     # A walk that cannot finish by the deadline: the search hits are used as they are.
     history = [{"role": "user", "content": Q1}]
     # Long enough for the searches on a loaded test machine; the judge never answers, so the walk never ends.
-    hurried = Recaller(embedder=EMBEDDER, judge=_StuckJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=6)
+    hurried = Recaller(embedder=EMBEDDER, judge=_StuckJudge(EMBEDDER), config=RecallConfig(deadline_seconds=6))
     found = await hurried.find(db, tenant_id=tenant_id, memory_id="rc", history=history)
     assert found is not None and found.provenance == "hits"
     assert any("ZX-4471" in getattr(item, "note", "") for item in found.items)
     # The deadline bounds all of recall, searches included: with none at all, nothing is found and no block.
-    instant = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=0)
+    instant = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=RecallConfig(deadline_seconds=0))
     assert await instant.find(db, tenant_id=tenant_id, memory_id="rc", history=history) is None
     # An embedder that never answers: the searches by words still run, and recall returns at its deadline
     # with what they found (the searches cut short) or nothing, instead of waiting for the embedder.
-    stuck = Recaller(embedder=_StuckEmbedder(), judge=LocalJudge(EMBEDDER), config=MechanismConfig(),
-                     deadline_seconds=1)
+    stuck = Recaller(embedder=_StuckEmbedder(), judge=LocalJudge(EMBEDDER), config=RecallConfig(deadline_seconds=1))
     cut = await asyncio.wait_for(stuck.find(db, tenant_id=tenant_id, memory_id="rc", history=history), 30)
     assert cut is None or cut.provenance == "partial"
     # A tool loop inside the turn carries the same block, and stores no second one.
@@ -176,7 +175,7 @@ async def test_a_memory_with_nothing_to_recall_does_not_embed_each_message(
     await Talk(recall_http, key, "young").turn("Hello, let's get started on the launch plan.")
     await lane_idle(db, tenant_id)
     counting = _CountingEmbedder()
-    recaller = Recaller(embedder=counting, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=30)
+    recaller = Recaller(embedder=counting, judge=LocalJudge(EMBEDDER), config=RecallConfig(deadline_seconds=30))
     history = [{"role": "user", "content": Q1}]
     assert await recaller.find(db, tenant_id=tenant_id, memory_id="young", history=history) is None
     seen = counting.texts
@@ -199,11 +198,10 @@ async def test_a_find_left_by_its_deadline_gives_its_connections_back(
     once and leaves its query to finish instead."""
     tenant_id, key = tenant
     await Talk(recall_http, key, "held").turn("Hello, let's get started on the launch plan.")
-    own = Database(settings.database_url, pool_size=2)
+    own = Database(settings.database.url, pool_size=2)
     dropped: list[object] = []
     event.listen(own.engine.sync_engine, "invalidate", lambda *args: dropped.append(args))
-    recaller = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(),
-                        deadline_seconds=0.3)
+    recaller = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=RecallConfig(deadline_seconds=0.3))
     try:
         async with db.session() as locker, locker.begin():
             # Recall's first read waits behind this lock until well past its deadline.
@@ -233,7 +231,7 @@ async def test_a_memory_erased_and_made_again_is_searched_as_the_new_one(
     await lane_idle(db, tenant_id)
     await write_note(db, tenant_id, "again", "notes-old", STAGING[:1], datetime.now(UTC))
     await lane_idle(db, tenant_id)
-    knowing = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=30)
+    knowing = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=RecallConfig(deadline_seconds=30))
     old = await knowing.find(db, tenant_id=tenant_id, memory_id="again", history=[{"role": "user", "content": Q1}])
     assert old is not None and "ZX-4471" in " ".join(getattr(i, "note", "") for i in old.items)
     old_pk = knowing.pks[tenant_id, "again"]
@@ -255,7 +253,7 @@ async def test_a_memory_erased_and_made_again_is_searched_as_the_new_one(
     question = [{"role": "user", "content": "Is ZX-8080 still the deploy code we use?"}]
     found = await knowing.find(db, tenant_id=tenant_id, memory_id="again", history=question)
     assert knowing.pks[tenant_id, "again"] != old_pk
-    fresh = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=MechanismConfig(), deadline_seconds=30)
+    fresh = Recaller(embedder=EMBEDDER, judge=LocalJudge(EMBEDDER), config=RecallConfig(deadline_seconds=30))
     expected = await fresh.find(db, tenant_id=tenant_id, memory_id="again", history=question)
     assert found is not None and expected is not None and found.provenance == "prepared"
     notes = [getattr(i, "note", "") for i in found.items]
