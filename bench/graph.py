@@ -36,6 +36,7 @@ from temporalio.testing import ActivityEnvironment  # noqa: E402
 from activities.graph import GraphActivities  # noqa: E402
 from contracts.lane_types import EventRef, JobInput, MemoryRef  # noqa: E402
 from engine.facts import Fact  # noqa: E402
+from engine.recall.fusion import fuse  # noqa: E402
 from providers.embedder import CachingEmbedder, LocalEmbedder  # noqa: E402
 from providers.local_judge import LocalJudge  # noqa: E402
 from store.db import Database  # noqa: E402
@@ -149,26 +150,23 @@ async def _search(db: Database, embedder: CachingEmbedder, tenant_id: str, queri
         (vector,) = await embedder.embed([query])  # cached after the first: search cost, not embedding cost
         async with db.session() as session:
             start = time.perf_counter()
-            words = [*await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=query),
-                     *await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=query,
-                                                kind="passages")]
+            words = await search.ranked_by_words(session, tenant_id=tenant_id, memory_pk=pk,
+                                                 queries=[("facts", query), ("passages", query)])
             timings["words"].append(time.perf_counter() - start)
         async with db.session() as session:
             start = time.perf_counter()
-            meaning = [*await search.search_meaning(session, tenant_id=tenant_id, memory_pk=pk, vector=vector),
-                       *await search.search_meaning(session, tenant_id=tenant_id, memory_pk=pk, vector=vector,
-                                                    kind="passages")]
+            meaning = [*await search.ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vector]),
+                       *await search.ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vector],
+                                                       kind="passages")]
             timings["meaning"].append(time.perf_counter() - start)
         async with db.session() as session:
             start = time.perf_counter()
-            search.fuse(
-                await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=query),
-                await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=query, kind="passages"),
-                await search.search_meaning(session, tenant_id=tenant_id, memory_pk=pk, vector=vector),
-                await search.search_meaning(session, tenant_id=tenant_id, memory_pk=pk, vector=vector,
-                                            kind="passages"))
+            facts = [*await search.ranked_by_words(session, tenant_id=tenant_id, memory_pk=pk,
+                                                   queries=[("facts", query)]),
+                     *await search.ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=pk, vectors=[vector])]
+            fuse(facts)
             timings["fused"].append(time.perf_counter() - start)
-        assert words or meaning
+        assert any(words) or any(meaning)
     out = {}
     for name, values in timings.items():
         ms = sorted(1000 * v for v in values)

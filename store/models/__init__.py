@@ -16,7 +16,6 @@ from store.models.mechanism import (
 from store.models.recall import RecallBlockRow, RecallWalkRow
 from store.models.tenancy import ApiKeyRow, SizeRatioRow, TenantRow
 from store.models.upstream import TenantUpstreamRow
-from store.models.usage import ModelUsageRow
 
 __all__ = [
     "ApiKeyRow",
@@ -32,7 +31,6 @@ __all__ = [
     "IdempotencyRow",
     "MemoryRow",
     "MessageRow",
-    "ModelUsageRow",
     "NoteCallRow",
     "OutboxEventRow",
     "PassageRow",

@@ -23,12 +23,12 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
+from contracts.vectors import DIMENSIONS
 from store.models.base import GIN_NO_PENDING, Base, now_column
 from store.nul import NulSafeText
 
-__all__ = ["DIMENSIONS", "EntityRow", "EntityAliasRow", "PassageRow"]
+__all__ = ["EntityRow", "EntityAliasRow", "PassageRow"]
 
-DIMENSIONS = 384
 _MEMORY_FK = "memories.id"
 
 

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.traces import encoding_trace
 from store.models import EpisodeRow, EpisodeTransitionRow
+from store.records import EpisodeRecord, frozen_copy
 from store.repositories import trace_store
 
 __all__ = ["as_episode", "apply_transitions", "covered_prefix", "load_episode_rows", "load_episodes", "save_cut"]
@@ -29,13 +30,13 @@ def as_episode(row: EpisodeRow) -> Episode:
     )
 
 
-async def load_episode_rows(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[EpisodeRow]:
+async def load_episode_rows(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[EpisodeRecord]:
     rows = await session.execute(
         select(EpisodeRow)
         .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk)
         .order_by(EpisodeRow.first_seq)
     )
-    return list(rows.scalars())
+    return [frozen_copy(row, EpisodeRecord) for row in rows.scalars()]
 
 
 async def load_episodes(

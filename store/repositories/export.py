@@ -16,7 +16,6 @@ from store.models import (
     EpisodeRow,
     EpisodeTransitionRow,
     FactRow,
-    MemoryRow,
     MessageRow,
     NoteCallRow,
     PassageRow,
@@ -24,6 +23,7 @@ from store.models import (
     RecallWalkRow,
     TraceRow,
 )
+from store.records import MemoryRecord, row_of
 
 __all__ = ["SECTIONS", "memory_row", "section_rows"]
 
@@ -56,8 +56,9 @@ def _row(obj: Any, skip: tuple[str, ...] = ("memory_pk", "tenant_id", *_DERIVED)
     return {c.key: getattr(obj, c.key) for c in obj.__table__.columns if c.key not in skip}
 
 
-def memory_row(memory: MemoryRow) -> dict[str, Any]:
-    return _row(memory, skip=("id", "tenant_id"))
+def memory_row(memory: MemoryRecord) -> dict[str, Any]:
+    """The memory's own columns, as the export's head."""
+    return _row(row_of(memory), skip=("id", "tenant_id"))
 
 
 async def section_rows(

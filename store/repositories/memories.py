@@ -9,7 +9,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contracts.errors import InvalidInput, NotFound
-from store.models import DecorationRow, IdempotencyRow, MemoryRow, MessageRow, ModelUsageRow
+from store.models import DecorationRow, IdempotencyRow, MemoryRow, MessageRow
+from store.records import DecorationRecord, MemoryRecord, frozen_copy, row_of
 
 __all__ = [
     "add_decoration",
@@ -27,7 +28,7 @@ __all__ = [
 
 async def lock_memory(
     session: AsyncSession, *, tenant_id: str, memory_id: str, create: bool = True
-) -> MemoryRow:
+) -> MemoryRecord:
     """The memory's row, created if new (when `create`), locked until the transaction ends.
 
     The row lock is the per-memory lock: decorates on one memory serialise here, other memories never wait.
@@ -48,10 +49,10 @@ async def lock_memory(
         memory = (await session.execute(locking)).scalar_one_or_none()
     if memory is None:
         raise NotFound(f"no memory {memory_id!r}")
-    return memory
+    return MemoryRecord(memory)
 
 
-async def get_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> MemoryRow:
+async def get_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> MemoryRecord:
     memory = (
         await session.execute(
             select(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
@@ -60,7 +61,7 @@ async def get_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -
     if memory is None:
         # Another tenant's memory and a missing one must look the same.
         raise NotFound(f"no memory {memory_id!r}")
-    return memory
+    return MemoryRecord(memory)
 
 
 async def count_messages(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> int:
@@ -78,7 +79,7 @@ def add_decoration(
     *,
     decorate_id: str,
     tenant_id: str,
-    memory: MemoryRow,
+    memory: MemoryRecord,
     shape: str,
     model: str,
     at: datetime,
@@ -94,23 +95,29 @@ def add_decoration(
     ))
 
 
-def mark_reported(memory: MemoryRow, decoration: DecorationRow, *, at: datetime) -> None:
-    memory.latest_at = at
-    decoration.reported_at = at
+async def mark_reported(session: AsyncSession, memory: MemoryRecord, decoration: DecorationRecord, *,
+                        at: datetime) -> None:
+    """The decorate was reported, at `at`; the caller holds the memory's lock."""
+    row_of(memory).latest_at = at
+    # Read by `get_decoration` in this transaction: the session hands back that row without a query.
+    row = await session.get(DecorationRow, decoration.id)
+    if row is not None:
+        row.reported_at = at
 
 
-def owe_sleep(memory: MemoryRow, *, owed: bool) -> None:
+def owe_sleep(memory: MemoryRecord, *, owed: bool) -> None:
     """Remember a sleep that met a fade in progress (or that the owed one happened); the caller holds the lock."""
     if memory.sleep_owed != owed:
-        memory.sleep_owed = owed
+        row_of(memory).sleep_owed = owed
 
 
-async def latest_decoration(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> DecorationRow | None:
+async def latest_decoration(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> DecorationRecord | None:
     """The memory's last decorate: its model and fixed part are what the lane plans cuts by."""
-    return (await session.execute(
+    row = (await session.execute(
         select(DecorationRow).where(DecorationRow.tenant_id == tenant_id, DecorationRow.memory_pk == memory_pk)
         .order_by(DecorationRow.at.desc()).limit(1)
     )).scalar_one_or_none()
+    return None if row is None else frozen_copy(row, DecorationRecord)
 
 
 async def was_reported(session: AsyncSession, *, tenant_id: str, decorate_id: str) -> bool:
@@ -119,12 +126,12 @@ async def was_reported(session: AsyncSession, *, tenant_id: str, decorate_id: st
     return reported.scalar_one_or_none() is not None
 
 
-async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: MemoryRow,
-                         decorate_id: str) -> DecorationRow:
+async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: MemoryRecord,
+                         decorate_id: str) -> DecorationRecord:
     decoration = await session.get(DecorationRow, decorate_id)
     if decoration is None or decoration.memory_pk != memory.id or decoration.tenant_id != tenant_id:
         raise InvalidInput(f"no decorate {decorate_id!r} in this memory", field="decorate_id")
-    return decoration
+    return frozen_copy(decoration, DecorationRecord)
 
 
 async def erase_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> None:
@@ -132,6 +139,4 @@ async def erase_memory(session: AsyncSession, *, tenant_id: str, memory_id: str)
     memory = await lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
     await session.execute(delete(IdempotencyRow).where(
         IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id))
-    await session.execute(delete(ModelUsageRow).where(
-        ModelUsageRow.tenant_id == tenant_id, ModelUsageRow.memory_id == memory_id))
     await session.execute(delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory.id))

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.messages import StoredMessage, item_kind
 from engine.recognition import HeldMessage
-from store.models import MemoryRow, MessageRow
+from store.models import MessageRow
+from store.records import MemoryRecord, row_of
 
 __all__ = ["NewMessage", "append_messages", "append_turns", "history_after", "stored_rows"]
 
@@ -49,45 +50,46 @@ async def history_after(
 
 
 def append_messages(
-    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, new: Sequence[NewMessage], at: datetime
-) -> list[MessageRow]:
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRecord, new: Sequence[NewMessage], at: datetime
+) -> list[StoredMessage]:
     """Number the new messages after the memory's last one; the caller holds the memory's lock."""
     if memory.tenant_id != tenant_id:
         raise ValueError("memory belongs to another tenant")
+    counters = row_of(memory)
     rows = []
     for item in new:
-        memory.last_message_seq += 1
+        counters.last_message_seq += 1
         rows.append(MessageRow(
-            memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_message_seq, turn=item.turn,
+            memory_pk=memory.id, tenant_id=tenant_id, seq=counters.last_message_seq, turn=item.turn,
             role=item.role, content_hash=item.content_hash, body=item.body, at=at, tokens=item.tokens,
             agent_hash=item.agent_hash, agent_optional=item.agent_optional,
         ))
     session.add_all(rows)
-    return rows
+    return [StoredMessage(seq=row.seq, turn=row.turn, at=row.at, body=row.body, tokens=row.tokens) for row in rows]
 
 
 def append_turns(
-    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, new: Sequence[NewMessage], at: datetime
-) -> tuple[list[MessageRow], list[NewMessage]]:
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRecord, new: Sequence[NewMessage], at: datetime
+) -> tuple[list[StoredMessage], list[NewMessage]]:
     """Append the agent's new messages, each user message opening the memory's next turn (its time kept as
-    the last user message's); returns the rows and the messages as numbered."""
+    the last user message's); returns them as stored and as numbered."""
+    counters = row_of(memory)
     numbered = []
     for item in new:
         if item_kind(item.body) == "user":
-            memory.last_turn += 1
-            memory.last_user_message_at = at
-        numbered.append(replace(item, turn=memory.last_turn))
-    rows = append_messages(session, tenant_id=tenant_id, memory=memory, new=numbered, at=at)
-    memory.latest_at = at
-    return rows, numbered
+            counters.last_turn += 1
+            counters.last_user_message_at = at
+        numbered.append(replace(item, turn=counters.last_turn))
+    stored = append_messages(session, tenant_id=tenant_id, memory=memory, new=numbered, at=at)
+    counters.latest_at = at
+    return stored, numbered
 
 
-def stored_rows(rows: Sequence[MessageRow], new: Sequence[NewMessage]) -> list[tuple[StoredMessage,
-                                                                                     HeldMessage | None]]:
-    """Appended rows as the history a decorate goes on with, without reading them back."""
+def stored_rows(stored: Sequence[StoredMessage], new: Sequence[NewMessage]) -> list[tuple[StoredMessage,
+                                                                                           HeldMessage | None]]:
+    """Appended messages as the history a decorate goes on with, without reading them back."""
     return [
-        (StoredMessage(seq=row.seq, turn=row.turn, at=row.at, body=row.body, tokens=row.tokens),
-         None if item.agent_hash is None else HeldMessage(item.agent_hash, item.agent_optional,
-                                                           item_kind(item.body) == "user"))
-        for row, item in zip(rows, new, strict=True)
+        (message, None if item.agent_hash is None else HeldMessage(item.agent_hash, item.agent_optional,
+                                                                   item_kind(item.body) == "user"))
+        for message, item in zip(stored, new, strict=True)
     ]

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.episodes import EpisodeState
 from engine.episodes import acknowledge as engine_acknowledge
 from store.models import EpisodeRow, EpisodeTransitionRow, NoteCallRow
+from store.records import EpisodeRecord, frozen_copy
 from store.repositories.episode_store import as_episode
 
 __all__ = ["acknowledge", "awaiting_note", "keep_note_calls", "record_note_ask"]
@@ -34,7 +35,7 @@ async def record_note_ask(
     )
 
 
-async def awaiting_note(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[EpisodeRow]:
+async def awaiting_note(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[EpisodeRecord]:
     """Leaving episodes whose facts have not been written: what a note call answers."""
     rows = await session.execute(
         select(EpisodeRow)
@@ -43,12 +44,17 @@ async def awaiting_note(session: AsyncSession, *, tenant_id: str, memory_pk: int
         .order_by(EpisodeRow.first_seq)
         .with_for_update()
     )
-    return list(rows.scalars())
+    return [frozen_copy(row, EpisodeRecord) for row in rows.scalars()]
 
 
-def acknowledge(session: AsyncSession, *, tenant_id: str, episodes: Sequence[EpisodeRow], at: datetime) -> None:
+async def acknowledge(session: AsyncSession, *, tenant_id: str, episodes: Sequence[EpisodeRecord],
+                      at: datetime) -> None:
     """The note for these episodes was taken: they seal at the next decorate once their last turn is over."""
-    for row in episodes:
+    for episode in episodes:
+        # Locked and read by `awaiting_note` in this transaction: the session hands back that row, no query.
+        row = await session.get(EpisodeRow, episode.id)
+        if row is None:
+            continue
         engine_acknowledge(as_episode(row))  # refuses an episode that is not leaving
         row.facts_written = True
         session.add(EpisodeTransitionRow(

@@ -11,6 +11,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from store.models import MemoryRow, OutboxEventRow
+from store.records import MemoryRecord, row_of
 
 __all__ = [
     "PendingDelivery",
@@ -32,22 +33,23 @@ class PendingDelivery:
 
 
 def add_event(
-    session: AsyncSession, *, tenant_id: str, memory: MemoryRow, kind: str, payload: dict[str, Any]
+    session: AsyncSession, *, tenant_id: str, memory: MemoryRecord, kind: str, payload: dict[str, Any]
 ) -> int:
     """Queue an event; the caller holds the memory's lock, so the sequence has no gaps or races."""
     if memory.tenant_id != tenant_id:
         raise ValueError("memory belongs to another tenant")
-    memory.last_event_seq += 1
+    counters = row_of(memory)
+    counters.last_event_seq += 1
     # The caller's trace context rides along, so the jobs this event causes join the same trace.
     carrier: dict[str, str] = {}
     TraceContextTextMapPropagator().inject(carrier)
     session.add(
         OutboxEventRow(
-            memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_event_seq, kind=kind,
+            memory_pk=memory.id, tenant_id=tenant_id, seq=counters.last_event_seq, kind=kind,
             payload={**payload, **carrier},
         )
     )
-    return memory.last_event_seq
+    return counters.last_event_seq
 
 
 async def claim_undelivered(session: AsyncSession, *, limit: int = 200) -> list[PendingDelivery]:

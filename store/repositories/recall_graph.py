@@ -78,15 +78,20 @@ async def neighbours(session: AsyncSession, *, tenant_id: str, memory_pk: int, f
     return list(rows.scalars())
 
 
+def _entities_of(tenant_id: Any, memory_pk: Any, ids: Any) -> Any:
+    """The entities the facts `ids` are about, as subject or object."""
+    return (select(FactRow.subject_entity_id.label("entity"))
+            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))
+            .union(select(FactRow.object_entity_id)
+                   .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))))
+
+
 @functools.cache
 def _neighbours_statement() -> Select[Any]:
     """One round trip: the entities of the facts, then the current facts on them."""
     tenant_id, memory_pk = bindparam("tenant_id"), bindparam("memory_pk")
     ids = bindparam("ids", expanding=True)
-    ends = (select(FactRow.subject_entity_id.label("entity"))
-            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))
-            .union(select(FactRow.object_entity_id)
-                   .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))))
+    ends = _entities_of(tenant_id, memory_pk, ids)
     return (select(FactRow.id)
             .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, usable_facts(),
                    FactRow.retired_at.is_(None), FactRow.id.not_in(ids),
@@ -111,10 +116,7 @@ async def bridges(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact
 def _bridges_statement() -> Select[Any]:
     tenant_id, memory_pk = bindparam("tenant_id"), bindparam("memory_pk")
     ids = bindparam("ids", expanding=True)
-    ends = (select(FactRow.subject_entity_id.label("entity"))
-            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))
-            .union(select(FactRow.object_entity_id)
-                   .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id.in_(ids))))
+    ends = _entities_of(tenant_id, memory_pk, ids)
     near = (select(FactRow.id, FactRow.embedding)
             .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, usable_facts(),
                    FactRow.retired_at.is_(None), FactRow.id.not_in(ids), FactRow.embedding.is_not(None),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -19,20 +18,15 @@ from sqlalchemy.dialects.postgresql import REGCONFIG, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.passages import PassageText
-from engine.recall.fusion import fuse as fuse_ranks
 from store.models import EpisodeRow, PassageRow
 from store.models.searchable import SearchableFact, SearchablePassage
 from store.query_vectors import query_vector
 
 __all__ = [
-    "Hit",
     "episodes_to_index",
-    "fuse",
     "insert_passages",
     "ranked_by_meaning",
     "ranked_by_words",
-    "search_meaning",
-    "search_words",
 ]
 
 Kind = Literal["facts", "passages"]
@@ -40,17 +34,9 @@ Kind = Literal["facts", "passages"]
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za-z0-9]*")
 # Shorter ones ("5", "v2") count as words only: an exact match of "5" would lift every note holding a 5.
 _IDENTIFIER_MIN = 3
-# The most matches a search by words ranks (`search_words`).
+# The most matches a search by words ranks: ranking reads each match's words, and a query matching more is
+# generic in this memory, so its best hits are taken among the first matches found.
 RANKED_MATCHES = 100
-
-
-@dataclass(frozen=True)
-class Hit:
-    kind: str
-    id: int
-    text: str
-    score: float
-    at: datetime
 
 
 async def episodes_to_index(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[tuple[str, int, int]]:
@@ -92,23 +78,6 @@ def _table(kind: Kind) -> tuple[Any, Any, Any]:
         view = SearchableFact.c
         return view, view.note, and_(view.merged_into.is_(None), view.integrated_at.is_not(None))
     return SearchablePassage.c, SearchablePassage.c.text, literal(True)
-
-
-async def search_words(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, query: str, kind: Kind = "facts",
-    language: str = "simple", limit: int = 20,
-) -> list[Hit]:
-    """Full-text matches ranked by `ts_rank`; identifiers in the query also match by their exact form.
-
-    At most `RANKED_MATCHES` matches are ranked: ranking costs a read of each match's words and grows with the
-    square of the query's terms, so a part whose words are in every passage (a boilerplate sentence, a
-    recurring tool banner) cost a second at 10,000 passages. A query matching more is generic in this memory,
-    and its best hits are taken among the first matches found."""
-    identifiers = _identifiers(query)
-    rows = await session.execute(_words_statement(kind, len(identifiers)), {
-        "tenant_id": tenant_id, "memory_pk": memory_pk, "language": language, "query": query,
-        "ranked": RANKED_MATCHES, "limit": limit, **{f"identifier_{n}": i for n, i in enumerate(identifiers)}})
-    return [Hit(kind, i, t, float(r), at) for i, t, r, at in rows]
 
 
 @functools.cache
@@ -154,7 +123,8 @@ async def ranked_by_words(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, queries: Sequence[tuple[Kind, str]],
     language: str = "simple", limit: int = 20,
 ) -> list[list[int]]:
-    """The ids each search by words ranks (as `search_words` would), for several searches in one statement: one
+    """The ids each search by words ranks (full-text matches by `ts_rank`, an identifier of the query also
+    matching by its exact form), for several searches in one statement: one
     round trip, and no texts read back, where recall needs only the rankings."""
     if not queries:
         return []
@@ -173,8 +143,8 @@ async def ranked_by_meaning(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, vectors: Sequence[Any], kind: Kind = "facts",
     limit: int = 20,
 ) -> list[list[int]]:
-    """The ids each search by meaning ranks (as `search_meaning` would, nearest first), for several vectors in
-    one statement."""
+    """The ids each search by meaning ranks (nearest by cosine over the HNSW index, its scans relaxed for every
+    connection: `store.db.Database`), for several vectors in one statement."""
     if not vectors:
         return []
     values: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
@@ -214,35 +184,3 @@ def _meaning_union(kind: Kind, count: int) -> Any:
                .order_by(distance).limit(bindparam("limit")).subquery(f"b{b}"))
         branches.append(select(literal(b).label("search"), one.c.id, one.c.distance))
     return union_all(*branches)
-
-
-async def search_meaning(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, vector: Any, kind: Kind = "facts", limit: int = 20,
-) -> list[Hit]:
-    """Nearest by cosine over the HNSW index (its scans relaxed for every connection: `store.db.Database`); the
-    score is the similarity."""
-    rows = await session.execute(_meaning_statement(kind), {
-        "tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit, "vector": vector})
-    return [Hit(kind, i, t, 1.0 - float(d), at) for i, t, d, at in rows]
-
-
-@functools.cache
-def _meaning_statement(kind: Kind) -> Select[Any]:
-    """The search by meaning, built once (see `_words_statement`)."""
-    model, text_column, live = _table(kind)
-    distance = model.embedding.cosine_distance(query_vector("vector", model.embedding.type.dim))
-    return (select(model.id, text_column, distance, model.at)
-            .where(model.tenant_id == bindparam("tenant_id"), model.memory_pk == bindparam("memory_pk"), live,
-                   model.embedding.is_not(None))
-            .order_by(distance).limit(bindparam("limit")))
-
-
-def fuse(*rankings: Sequence[Hit], limit: int = 20) -> list[Hit]:
-    """Hits of several searches as one ranking, by reciprocal rank (`engine.recall.fusion`: why RRF)."""
-    first: dict[tuple[str, int], Hit] = {}
-    for ranking in rankings:
-        for hit in ranking:
-            first.setdefault((hit.kind, hit.id), hit)
-    fused = fuse_ranks([[(h.kind, h.id) for h in ranking] for ranking in rankings], limit=limit)
-    return [Hit(first[k].kind, first[k].id, first[k].text, round(score, 6), first[k].at) for k, score in fused]
-

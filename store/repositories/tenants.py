@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -13,8 +14,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contracts.errors import Conflict, NotFound
 from store.models import ApiKeyRow, TenantRow
 
-__all__ = ["IssuedKey", "create_tenant", "get_tenant_by_name", "issue_api_key", "list_keys", "revoke_key",
-           "tenant_for_key"]
+__all__ = [
+    "IssuedKey",
+    "StoredKey",
+    "StoredTenant",
+    "create_tenant",
+    "get_tenant_by_name",
+    "issue_api_key",
+    "list_keys",
+    "revoke_key",
+    "tenant_for_key",
+]
 
 
 @dataclass(frozen=True)
@@ -26,22 +36,43 @@ class IssuedKey:
     prefix: str = ""
 
 
+@dataclass(frozen=True)
+class StoredTenant:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """A key as listed: its id and first characters, never the key itself."""
+
+    id: int
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+def _key(row: ApiKeyRow) -> StoredKey:
+    return StoredKey(id=row.id, prefix=row.prefix, created_at=row.created_at, revoked_at=row.revoked_at)
+
+
 def hash_key(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()
 
 
-async def create_tenant(session: AsyncSession, *, name: str) -> TenantRow:
+async def create_tenant(session: AsyncSession, *, name: str) -> StoredTenant:
     tenant = TenantRow(id="t_" + secrets.token_hex(8), name=name)
     session.add(tenant)
     try:
         await session.flush()
     except IntegrityError as exc:
         raise Conflict(f"a tenant named {name!r} already exists") from exc
-    return tenant
+    return StoredTenant(id=tenant.id, name=tenant.name)
 
 
-async def get_tenant_by_name(session: AsyncSession, *, name: str) -> TenantRow | None:
-    return (await session.execute(select(TenantRow).where(TenantRow.name == name))).scalar_one_or_none()
+async def get_tenant_by_name(session: AsyncSession, *, name: str) -> StoredTenant | None:
+    row = (await session.execute(select(TenantRow).where(TenantRow.name == name))).scalar_one_or_none()
+    return None if row is None else StoredTenant(id=row.id, name=row.name)
 
 
 async def issue_api_key(session: AsyncSession, *, tenant_id: str) -> IssuedKey:
@@ -56,15 +87,15 @@ async def issue_api_key(session: AsyncSession, *, tenant_id: str) -> IssuedKey:
                      prefix=row.prefix)
 
 
-async def list_keys(session: AsyncSession, *, tenant_id: str) -> list[ApiKeyRow]:
+async def list_keys(session: AsyncSession, *, tenant_id: str) -> list[StoredKey]:
     """The tenant's keys, oldest first (rows hold only a key's hash and its first characters)."""
     if await session.get(TenantRow, tenant_id) is None:
         raise NotFound(f"no tenant {tenant_id!r}")
     rows = await session.execute(select(ApiKeyRow).where(ApiKeyRow.tenant_id == tenant_id).order_by(ApiKeyRow.id))
-    return list(rows.scalars())
+    return [_key(row) for row in rows.scalars()]
 
 
-async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> ApiKeyRow:
+async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> StoredKey:
     """Revoke one key (again is a no-op that keeps the first time)."""
     row = await session.get(ApiKeyRow, key_id)
     if row is None or row.tenant_id != tenant_id:
@@ -73,7 +104,7 @@ async def revoke_key(session: AsyncSession, *, tenant_id: str, key_id: int) -> A
         row.revoked_at = func.now()
         await session.flush()
         await session.refresh(row)
-    return row
+    return _key(row)
 
 
 async def tenant_for_key(session: AsyncSession, api_key: str) -> str | None:

@@ -11,16 +11,17 @@ from sqlalchemy import event, text
 
 from config.settings import Settings
 from store.db import Database, bind_tenant
-from store.repositories import memories, search, tenants
+from store.repositories import memories, tenants
+from tests.integration import search_reference
 
 
 async def test_a_connection_the_server_closed_is_replaced_without_an_error(settings: Settings) -> None:
-    own = Database(settings.database_url, pool_size=1)
+    own = Database(settings.database.url, pool_size=1)
     try:
         async with own.session() as session:
             pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
         # Postgres ends the pooled connection's backend (a restart, an idle timeout, an operator).
-        other = Database(settings.database_url)
+        other = Database(settings.database.url)
         async with other.session() as session:
             assert (await session.execute(text("SELECT pg_terminate_backend(:p, 5000)"), {"p": pid})).scalar_one()
         await other.dispose()
@@ -35,7 +36,7 @@ async def test_a_connection_the_server_closed_is_replaced_without_an_error(setti
 
 async def test_a_healthy_checkout_sends_nothing_before_its_statement(settings: Settings) -> None:
     """No ping per checkout: a decorate and its recall check out three connections, each ping a round trip."""
-    own = Database(settings.database_url, pool_size=1)
+    own = Database(settings.database.url, pool_size=1)
     sent: list[str] = []
     event.listen(own.engine.sync_engine, "before_cursor_execute",
                  lambda conn, cursor, statement, *rest: sent.append(statement))
@@ -75,12 +76,12 @@ async def test_a_memory_behind_a_crowd_of_nearer_rows_is_found(db: Database, set
             ":note, 's', 'o', false, ARRAY['e1'], 1, 1, now(), now(), 'user', now(), to_tsvector('simple', :note), "
             "CAST(:v AS vector))"), rows)
         await session.execute(text("ANALYZE facts"))
-    app = Database(settings.database_url, role=settings.db_role)
+    app = Database(settings.database.url, role=settings.database.role)
     try:
         bind_tenant(tenant.id)  # for this test's task alone
         async with app.session() as session:
             assert (await session.execute(text("SHOW hnsw.iterative_scan"))).scalar_one() == "relaxed_order"
-            hits = await search.search_meaning(session, tenant_id=tenant.id, memory_pk=far.id,
+            hits = await search_reference.search_meaning(session, tenant_id=tenant.id, memory_pk=far.id,
                                                vector=(target / np.linalg.norm(target)).tolist(), limit=5)
         assert len(hits) == 5 and all(h.text.startswith("far ") for h in hits), hits
     finally:

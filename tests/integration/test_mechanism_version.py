@@ -62,14 +62,14 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
             Fact(id="f1", note="Dana owns the pricing page.", subject="Dana", object="pricing page",
                  milestone=False, episode_ids=("ep-1-2",), at=NOW, first_turn=1, last_turn=1)])
         await session.flush()
-        note_store.acknowledge(session, tenant_id=tenant_id, episodes=await note_store.awaiting_note(
+        await note_store.acknowledge(session, tenant_id=tenant_id, episodes=await note_store.awaiting_note(
             session, tenant_id=tenant_id, memory_pk=pk), at=NOW)
 
     assert await step(note) > 0  # the fact, and the episode now has its facts
 
 
 async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(db: Database) -> None:
-    """What the gateway relies on to read only what changed (api/memory_cache.py): every row a change writes is
+    """What the gateway relies on to read only what changed (service/memory_cache.py): every row a change writes is
     stamped after the version it held, and nothing else is."""
     async with db.session() as session, session.begin():
         tenant = await tenants.create_tenant(session, name=f"stamps-{NOW.timestamp()}-{id(session)}")

@@ -1,6 +1,6 @@
 """Change stamps: each episode, fact and trace row carries the mechanism version its last change made.
 
-The gateway keeps a memory's episodes and traces between calls (api/memory_cache.py). Before this, any change
+The gateway keeps a memory's episodes and traces between calls (service/memory_cache.py). Before this, any change
 made it reload all of them, and a long memory has tens of thousands. With a stamp, it reads only the rows
 stamped after the version it holds. The stamp is taken under the memory's row lock (`FOR UPDATE`), the same
 lock the version's own triggers (migration 0005) take, so stamps commit in the order they are given: a reader

