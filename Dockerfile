@@ -24,8 +24,10 @@ COPY contracts/ contracts/
 COPY engine/ engine/
 COPY store/ store/
 COPY providers/ providers/
+COPY recall/ recall/
 COPY activities/ activities/
 COPY workflows/ workflows/
+COPY service/ service/
 COPY api/ api/
 COPY cli/ cli/
 COPY config/ config/

@@ -1,33 +1,24 @@
-"""The gateway application: joins the routers, owns the database pool, the Temporal client and the relay."""
+"""The gateway application: joins the routers and opens, for its lifetime, what they call (`service.gateway`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 
 from fastapi import FastAPI
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
 from api.body import BodyLimit
-from api.context import HotPath
 from api.errors import install_error_handlers
 from api.gc_pauses import freeze_startup, watch_gc
-from api.housekeeping import Housekeeping
 from api.limits import TenantLimits
 from api.openapi import install_openapi
-from api.options import GatewayOptions
-from api.proxy.upstreams import ProxyContext
-from api.relay import OutboxRelay
 from api.routes import admin, health, memories, proxy, upstreams
 from api.routes.inspect import install_inspector
 from api.routes.metrics import install_metrics, serve_metrics
-from api.tenant_keys import TenantKeys
-from providers.factory import make_token_counter
-from providers.upstream import UpstreamPool
-from store.db import Database
-from store.secrets import SecretBox
+from service.gateway import Gateway
+from service.options import GatewayOptions
 
 __all__ = ["GatewayApp", "create_app"]
 
@@ -39,25 +30,18 @@ def create_app(options: GatewayOptions) -> FastAPI:
     """The gateway; tracing, when wanted, is configured by the caller before (`cli.gateway`)."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database(options.database_url, pool_size=options.db_pool_size, role=options.db_role, strict=True,
-                      pool_timeout=options.db_pool_timeout_seconds)
-        temporal = await options.connect_temporal()
-        relay = OutboxRelay(db, temporal, task_queue=options.temporal_task_queue)
-        app.state.options, app.state.db, app.state.temporal, app.state.relay = options, db, temporal, relay
-        app.state.hot_path = HotPath(db=db, counter=make_token_counter(), config=options.mechanism,
-                                     recaller=options.recaller)
-        app.state.tenant_keys = TenantKeys(db)
-        app.state.proxy = ProxyContext(db=db, pool=UpstreamPool(timeout=options.upstream_timeout_seconds),
-                                       box=SecretBox(options.secret_key),
-                                       allow_url_header=options.upstream_url_header)
+        opened = await Gateway.open(options)
+        gateway, limits = options.gateway, options.limits
+        app.state.gateway, app.state.options = opened, options
+        # What the dependencies and the health probe read (api/deps.py, api/routes/health.py).
+        app.state.db, app.state.temporal, app.state.relay = opened.db, opened.temporal, opened.relay
+        app.state.hot_path, app.state.tenant_keys, app.state.proxy = opened.hot_path, opened.tenant_keys, opened.proxy
         app.state.limits = TenantLimits(
-            rate=options.tenant_rate_per_second,
-            burst=options.tenant_rate_burst or math.ceil(2 * options.tenant_rate_per_second),
-            max_decorates=options.tenant_max_concurrent_decorates)
-        housekeeping = Housekeeping(db, keep=timedelta(hours=options.idempotency_hours))
-        stop_metrics = serve_metrics(options.host, options.metrics_port) if options.metrics_port else None
-        relay.start()
-        housekeeping.start()
+            rate=limits.tenant_rate_per_second,
+            burst=limits.tenant_rate_burst or math.ceil(2 * limits.tenant_rate_per_second),
+            max_decorates=limits.tenant_max_concurrent_decorates)
+        stop_metrics = serve_metrics(gateway.host, gateway.metrics_port) if gateway.metrics_port else None
+        opened.start()
         freeze_startup()
         stop_watching_gc = watch_gc()
         try:
@@ -66,10 +50,7 @@ def create_app(options: GatewayOptions) -> FastAPI:
             stop_watching_gc()
             if stop_metrics is not None:
                 stop_metrics()
-            await housekeeping.stop()
-            await relay.stop()
-            await app.state.proxy.pool.close()
-            await db.dispose()
+            await opened.close()
 
     app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
     if options.tracing:
@@ -79,8 +60,9 @@ def create_app(options: GatewayOptions) -> FastAPI:
                                            exclude_spans=["receive", "send"])
     install_error_handlers(app)
     install_openapi(app)
-    app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes, idle_seconds=options.body_idle_seconds)
-    install_metrics(app, own_port=bool(options.metrics_port))
+    limits = options.limits
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes, idle_seconds=limits.body_idle_seconds)
+    install_metrics(app, own_port=bool(options.gateway.metrics_port))
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(memories.router)

@@ -16,8 +16,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.encoding import encode
 from contracts.errors import InvalidInput
+from service.encoding import encode
 
 __all__ = ["MAX_JSON_DEPTH", "BodyLimit", "parse_json"]
 

@@ -1,4 +1,4 @@
-"""Dependencies routes declare: the gateway's options, the database, the caller's tenant, the request's clock.
+"""Dependencies routes declare: the gateway's options and services, the caller's tenant, the request's clock.
 
 Every one is `async def`, even the ones that only read `app.state`: FastAPI runs a plain `def` dependency on its
 thread pool, and those hand-offs cost a proxied call about 4 ms before its route ran on two busy cores.
@@ -12,25 +12,25 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
 
-from api.clock import Clock
-from api.context import HotPath
-from api.options import GatewayOptions
-from api.relay import OutboxRelay, TemporalClient
 from api.schemas import MEMORY_ID_PATTERN
-from api.tenant_keys import TenantKeys
 from contracts.errors import InvalidInput, Unauthorized
-from store.db import Database, bind_tenant
-from store.rls import SYSTEM
+from service.clock import Clock
+from service.context import HotPath
+from service.gateway import Gateway
+from service.options import GatewayOptions
+from service.proxy.upstreams import ProxyContext
+from service.relay import OutboxRelay
+from service.tenant_keys import TenantKeys, act_for_admin, act_for_tenant
 
 __all__ = [
     "AdminDep",
     "ClockDep",
-    "DatabaseDep",
+    "GatewayDep",
     "HotPathDep",
     "MemoryIdDep",
     "OptionsDep",
+    "ProxyDep",
     "RelayDep",
-        "TemporalDep",
     "TenantDep",
 ]
 
@@ -39,12 +39,8 @@ async def _options(request: Request) -> GatewayOptions:
     return request.app.state.options  # type: ignore[no-any-return]
 
 
-async def _database(request: Request) -> Database:
-    return request.app.state.db  # type: ignore[no-any-return]
-
-
-async def _temporal(request: Request) -> TemporalClient:
-    return request.app.state.temporal  # type: ignore[no-any-return]
+async def _gateway(request: Request) -> Gateway:
+    return request.app.state.gateway  # type: ignore[no-any-return]
 
 
 async def _hot_path(request: Request) -> HotPath:
@@ -55,11 +51,15 @@ async def _relay(request: Request) -> OutboxRelay:
     return request.app.state.relay  # type: ignore[no-any-return]
 
 
+async def _proxy(request: Request) -> ProxyContext:
+    return request.app.state.proxy  # type: ignore[no-any-return]
+
+
 OptionsDep = Annotated[GatewayOptions, Depends(_options)]
-DatabaseDep = Annotated[Database, Depends(_database)]
+GatewayDep = Annotated[Gateway, Depends(_gateway)]
 RelayDep = Annotated[OutboxRelay, Depends(_relay)]
 HotPathDep = Annotated[HotPath, Depends(_hot_path)]
-TemporalDep = Annotated[TemporalClient, Depends(_temporal)]
+ProxyDep = Annotated[ProxyContext, Depends(_proxy)]
 
 
 def _bearer(authorization: str | None) -> str:
@@ -77,15 +77,16 @@ async def _tenant(request: Request, authorization: Annotated[str | None, Header(
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")
     request.app.state.limits.admit(tenant_id)
-    bind_tenant(tenant_id)  # this request's transactions see this tenant's rows only (row-level security)
+    act_for_tenant(tenant_id)
     return tenant_id
 
 
 async def _admin(options: OptionsDep, authorization: Annotated[str | None, Header()] = None) -> None:
     token = _bearer(authorization)
-    if not options.admin_enabled or not hmac.compare_digest(token.encode(), options.admin_token.encode()):
+    admin_token = options.gateway.admin_token.get_secret_value().encode()
+    if not options.gateway.admin_enabled or not hmac.compare_digest(token.encode(), admin_token):
         raise Unauthorized("admin calls need the admin token (LETHE_ADMIN_TOKEN)")
-    bind_tenant(SYSTEM)  # admin calls span tenants
+    act_for_admin()
 
 
 async def _memory_id(memory_id: Annotated[str, Path(pattern=MEMORY_ID_PATTERN.pattern)]) -> str:
@@ -111,7 +112,7 @@ async def _clock(options: OptionsDep, x_lethe_now: ClockHeader = None) -> Clock:
     now = datetime.now(UTC)
     if x_lethe_now is None:
         return Clock(now)
-    if not options.allow_clock_override:
+    if not options.gateway.allow_clock_override:
         raise InvalidInput(
             "X-Lethe-Now is disabled on this deployment (LETHE_ALLOW_CLOCK_OVERRIDE)", field="X-Lethe-Now"
         )

@@ -1,23 +1,12 @@
-"""Answers encoded once: the bytes sent are the bytes an idempotent retry gets back."""
+"""A response whose body is already-encoded JSON (`service.encoding.encode`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import orjson
 from fastapi.responses import JSONResponse
 
-__all__ = ["JSONBytes", "encode"]
-
-
-def encode(value: Any) -> bytes:
-    """JSON bytes of an answer; orjson for speed (a decorate's answer is the whole request), the standard
-    library for what orjson refuses (integers past 64 bits that a request may carry)."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+__all__ = ["JSONBytes"]
 
 
 class JSONBytes(JSONResponse):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.errors import (
@@ -25,8 +23,9 @@ from contracts.errors import (
     Unauthorized,
     UpstreamError,
 )
+from service.validation import invalid_from_validation
 
-__all__ = ["STATUS", "field_path", "install_error_handlers", "invalid_from_validation"]
+__all__ = ["STATUS", "install_error_handlers"]
 
 # Every class of the tree has a status; a test checks none is missing.
 STATUS: dict[type[LetheError], int] = {
@@ -43,38 +42,6 @@ STATUS: dict[type[LetheError], int] = {
     UpstreamError: 502,  # the provider's own status, when it sent one (see `_response`)
     RateLimited: 429,
 }
-
-
-def field_path(loc: Sequence[int | str]) -> str:
-    """('body', 'messages', 2, 'role') -> 'messages[2].role'."""
-    path = ""
-    for part in loc:
-        if part in ("body", "path", "query", "header") and not path:
-            continue
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path
-
-
-_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "null"}
-
-
-def _is_tag(part: int | str) -> bool:
-    """A union member's name pydantic puts in a location (`str`, `list[...]`, `ResponsesItem`), not a field."""
-    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "(" in part or part[:1].isupper())
-
-
-def invalid_from_validation(
-    exc: ValidationError | RequestValidationError, *, prefix: Sequence[str] = ()
-) -> InvalidInput:
-    errors = exc.errors()
-    if any(e["type"] == "json_invalid" for e in errors):
-        return InvalidInput("the body is not valid JSON", field="body")
-    # A union reports one error per member: the deepest says most about what is wrong.
-    located = [(list(e["loc"]) if e["loc"][:1] in (("header",), ("path",), ("query",))
-                else [p for p in e["loc"] if not _is_tag(p)], e) for e in errors]
-    loc, first = max(located, key=lambda pair: len(pair[0]))
-    field = field_path([*prefix, *loc])
-    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or "body")
 
 
 def error_body(exc: LetheError) -> dict[str, Any]:

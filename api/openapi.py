@@ -9,7 +9,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 
-from api.schemas import ChatCompletionsRequest, ErrorBody, ReportRequest, ResponsesRequest
+from api.schemas import ErrorBody
+from service.requests import ChatCompletionsRequest, ReportRequest, ResponsesRequest
 
 __all__ = ["BODY", "PROXIED", "TENANT", "UPSTREAM_ERRORS", "errors", "install_openapi", "json_body"]
 

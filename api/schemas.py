@@ -1,19 +1,15 @@
-"""API shapes: what callers send and get back. Table rows never leave the store as they are.
-
-Provider requests are validated only as far as Lethe depends on them; every other field passes through.
-"""
+"""API shapes: what callers get back, and the bodies of Lethe's own calls. Provider requests are validated in
+`service.requests`."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 __all__ = [
     "MEMORY_ID_PATTERN",
-    "ChatCompletionsRequest",
-    "ChatMessage",
     "GraphPublic",
     "BudgetPublic",
     "DecorateResponse",
@@ -24,58 +20,12 @@ __all__ = [
     "ErasedPublic",
     "NoteAskPublic",
     "MemoryPublic",
-    "ReportRequest",
     "ReportResponse",
-    "ResponsesItem",
-    "ResponsesRequest",
     "TenantCreate",
     "TenantCreated",
 ]
 
 MEMORY_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-
-
-class _PassThrough(BaseModel):
-    # Fields Lethe does not know are the provider's business: keep them untouched.
-    model_config = ConfigDict(extra="allow")
-
-
-class ChatMessage(_PassThrough):
-    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[dict[str, Any]] | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = Field(default=None, min_length=1)
-
-
-class ChatCompletionsRequest(_PassThrough):
-    model: str = Field(min_length=1, max_length=200)
-    messages: list[ChatMessage] = Field(min_length=1)
-
-
-class ResponsesItem(_PassThrough):
-    """A Responses input item, as far as Lethe reads it: what kind it is and which call it makes or answers."""
-
-    type: str | None = Field(default=None, max_length=200)
-    role: str | None = Field(default=None, max_length=200)
-    call_id: str | None = Field(default=None, max_length=200)
-
-
-def _non_empty_either(schema: dict[str, Any]) -> None:
-    for member in schema.get("anyOf", []):
-        member.update({"string": {"minLength": 1}, "array": {"minItems": 1}}.get(member.get("type"), {}))
-
-
-class ResponsesRequest(_PassThrough):
-    model: str = Field(min_length=1, max_length=200)
-    # Never empty, as the document says (a text of one character or more, a list of one item or more).
-    input: str | list[ResponsesItem] = Field(json_schema_extra=_non_empty_either)
-
-    @field_validator("input")
-    @classmethod
-    def _non_empty(cls, value: str | list[ResponsesItem]) -> str | list[ResponsesItem]:
-        if not value:
-            raise ValueError("must not be empty")
-        return value
 
 
 class BudgetPublic(BaseModel):
@@ -98,11 +48,6 @@ class DecorateResponse(BaseModel):
     estimated_tokens: int = 0
     # The numbers this call was planned with: ceiling, history budget, landing, and the view (history + facts).
     budget: BudgetPublic | None = None
-
-
-class ReportRequest(BaseModel):
-    decorate_id: str = Field(min_length=1, max_length=40)
-    response: dict[str, Any]
 
 
 class ReportResponse(BaseModel):

@@ -21,10 +21,10 @@ from sqlalchemy import text  # noqa: E402
 from stack import embedded_database, write_result  # noqa: E402
 from stats import percentile  # noqa: E402
 
-from api.context import HotPath  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
 from providers.factory import make_token_counter  # noqa: E402
+from service.context import HotPath  # noqa: E402
 from store.db import Database  # noqa: E402
 from store.repositories import tenants  # noqa: E402
 

@@ -27,14 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the packages 
 
 from hot_path import import_history, reply_message, step_message  # noqa: E402
 
-from api.clock import Clock  # noqa: E402
-from api.context import HotPath  # noqa: E402
-from api.decorate import decorate  # noqa: E402
-from api.report import report  # noqa: E402
 from config.mechanism import mechanism_config  # noqa: E402
 from config.settings import Settings  # noqa: E402
 from engine.traces import Trace  # noqa: E402
 from providers.factory import make_token_counter  # noqa: E402
+from service.clock import Clock  # noqa: E402
+from service.context import HotPath  # noqa: E402
+from service.decorate import decorate  # noqa: E402
+from service.report import report  # noqa: E402
 from store.db import Database  # noqa: E402
 from store.embedded import EmbeddedPostgres  # noqa: E402
 from store.migrate import upgrade_to_head  # noqa: E402

@@ -4,7 +4,7 @@ Time is always a timezone-aware `datetime` parameter; messages are plain dicts a
 
 Map (module -> what it owns):
     config       MechanismConfig: ceiling, sleep, landing share, episode sizes, defaults, plausible ratio
-    messages     StoredMessage; request shape (chat | responses); item kinds; call ids; instructions/history
+    messages     StoredMessage; request shape (chat_completions | responses); item kinds; call ids; instructions/history
     units        Unit, split_units, units_of, number_turns, current_turn, closed_units
     episodes     Episode, EpisodeState, Transition; start_leaving, acknowledge, seal, seal_without_facts,
                  forget, fade_step (each refuses an illegal move with errors.IllegalTransition)

@@ -37,14 +37,14 @@ def blocks_role(request: Mapping[str, Any]) -> str:
 
 
 def _block_item(text: str, shape: Shape, role: str) -> dict[str, Any]:
-    if shape == "chat":
+    if shape == "chat_completions":
         return {"role": role, "content": text}
     return {"type": "message", "role": role, "content": text}
 
 
 def _has_tool(tools: Sequence[Mapping[str, Any]], shape: Shape) -> bool:
     for tool in tools:
-        source = tool.get("function") if shape == "chat" else tool
+        source = tool.get("function") if shape == "chat_completions" else tool
         if isinstance(source, Mapping) and source.get("name") == NOTE_TOOL_NAME:
             return True
     return False
@@ -70,18 +70,18 @@ def assemble(
     if note_ask:
         items.append(_block_item(note_ask, shape, role))
     assembled = {key: copy.deepcopy(value) for key, value in request.items()}
-    assembled["messages" if shape == "chat" else "input"] = items
+    assembled["messages" if shape == "chat_completions" else "input"] = items
     if note_ask:
         tools = list(assembled.get("tools") or [])
         if not _has_tool(tools, shape):
-            tools.append(note_tool_chat() if shape == "chat" else note_tool_responses())
+            tools.append(note_tool_chat() if shape == "chat_completions" else note_tool_responses())
         assembled["tools"] = tools
     return assembled
 
 
 def repair_history(items: list[dict[str, Any]], shape: Shape) -> list[dict[str, Any]]:
     """Drop calls without outputs and outputs without calls, which providers refuse."""
-    return _repair_chat(items) if shape == "chat" else _repair_responses(items)
+    return _repair_chat(items) if shape == "chat_completions" else _repair_responses(items)
 
 
 def _repair_chat(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

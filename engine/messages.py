@@ -28,7 +28,7 @@ __all__ = [
     "request_shape",
 ]
 
-Shape = Literal["chat", "responses"]
+Shape = Literal["chat_completions", "responses"]
 # user: a user message; step: what the assistant produced (text, reasoning, tool calls);
 # output: a tool's answer to a call; instruction: a system or developer message; other: anything else.
 ItemKind = Literal["user", "step", "output", "instruction", "other"]
@@ -88,7 +88,7 @@ class StoredMessage:
 def request_shape(request: Mapping[str, Any]) -> Shape:
     """Chat Completions requests carry `messages`; Responses requests carry `input`."""
     if "messages" in request:
-        return "chat"
+        return "chat_completions"
     if "input" in request:
         return "responses"
     raise ValueError("a request needs `messages` (Chat Completions) or `input` (Responses)")
@@ -136,7 +136,7 @@ def answered_call_id(item: Mapping[str, Any]) -> str | None:
 
 
 def _items(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    items = request.get("messages") if request_shape(request) == "chat" else request.get("input")
+    items = request.get("messages") if request_shape(request) == "chat_completions" else request.get("input")
     if isinstance(items, str):
         # Responses allows a bare string: it is one user message.
         return [{"role": "user", "content": items}]

@@ -25,7 +25,7 @@ def problems(request: Mapping[str, Any]) -> list[str]:
         shape = request_shape(request)
     except ValueError as exc:
         return [str(exc)]
-    found = _chat(request) if shape == "chat" else _responses(request)
+    found = _chat(request) if shape == "chat_completions" else _responses(request)
     return found + _tools(request, shape)
 
 
@@ -131,7 +131,7 @@ def _tools(request: Mapping[str, Any], shape: str) -> list[str]:
             continue
         if tool.get("type") != "function":
             continue  # built-in tools (web search and the like) have no name to clash
-        source = tool.get("function") if shape == "chat" else tool
+        source = tool.get("function") if shape == "chat_completions" else tool
         name = source.get("name") if isinstance(source, Mapping) else None
         if not isinstance(name, str) or not name:
             found.append(f"tools[{index}] has no name")

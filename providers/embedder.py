@@ -20,11 +20,11 @@ import numpy.typing as npt
 from cachetools import LRUCache
 
 from contracts.errors import InvalidInput, ProviderError
+from contracts.vectors import DIMENSIONS
 from providers.onnx_int8 import int8_model
 from providers.usage import UsageScope
 
 __all__ = [
-    "DIMENSIONS",
     "CachingEmbedder",
     "Embedder",
     "LocalEmbedder",
@@ -34,7 +34,6 @@ __all__ = [
     "prime",
 ]
 
-DIMENSIONS = 384
 Vectors = npt.NDArray[np.float32]
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum, StrEnum
+from enum import IntEnum
 from typing import Protocol
 
 from engine.cutting import BoundaryScores
+from engine.graph import Relation
 from providers.usage import UsageScope
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "DistillVerdict",
     "EntityMention",
     "FactClaim",
-    "FactRelation",
     "Judge",
     "Relevance",
     "RelevanceVerdict",
@@ -41,15 +41,6 @@ class Relevance(IntEnum):
     TANGENTIAL = 1
     RELEVANT = 2
     CENTRAL = 3
-
-
-class FactRelation(StrEnum):
-    """What a new fact does to an old one: only `contradicts` retires the old fact."""
-
-    UNRELATED = "unrelated"
-    RESTATES = "restates"
-    UPDATES = "updates"
-    CONTRADICTS = "contradicts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,12 +98,12 @@ class SameEntityVerdict:
 
 @dataclass(frozen=True, slots=True)
 class ContradictionVerdict:
-    relation: FactRelation
+    relation: Relation
     score: float
 
     @property
     def contradicts(self) -> bool:
-        return self.relation is FactRelation.CONTRADICTS
+        return self.relation is Relation.CONTRADICTS
 
 
 class Judge(Protocol):

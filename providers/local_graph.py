@@ -12,8 +12,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from engine.graph import FILLER_WORDS, fold
-from providers.judge import ContradictionVerdict, EntityMention, FactClaim, FactRelation, SameEntityVerdict
+from engine.graph import FILLER_WORDS, Relation, fold
+from providers.judge import ContradictionVerdict, EntityMention, FactClaim, SameEntityVerdict
 from providers.wording import _name_tokens, antonym_clash, containment, jaccard, name_relation, words
 
 __all__ = ["claim", "relation_of", "same_entity_of"]
@@ -123,16 +123,16 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     same_topic = similarity >= topic or overlap >= 0.4 or (structured and (same_subject or same_object)
                                                             and similarity >= topic - 0.15)
     if not same_topic:
-        return ContradictionVerdict(FactRelation.UNRELATED, 0.8)
+        return ContradictionVerdict(Relation.UNRELATED, 0.8)
     if (a.negations % 2) != (b.negations % 2) or antonym_clash(a, b):
-        return ContradictionVerdict(FactRelation.CONTRADICTS, 0.9)
+        return ContradictionVerdict(Relation.CONTRADICTS, 0.9)
     values_a, values_b = _values(old.note), _values(new.note)
     new_tokens = _tokens(new.note)
     change_cue = bool(new_tokens & _CHANGE)
     if structured and not same_subject and not same_object and not _mentions(new.note, old.subject) \
             and not _mentions(new.note, old.object):
         # Neither end shared: claims about other things, whatever their numbers.
-        return ContradictionVerdict(FactRelation.UNRELATED, 0.7)
+        return ContradictionVerdict(Relation.UNRELATED, 0.7)
     swapped = not same_subject and _mentions(new.note, old.subject) or not same_object and \
         _mentions(new.note, old.object)
     if structured and same_subject != same_object and not swapped:
@@ -141,29 +141,29 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
         kept_rel = jaccard(rel_a, rel_b) >= 0.5 or rel_a <= rel_b or rel_b <= rel_a or change_cue
         many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
         if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (new_tokens & _STATUS):
-            return ContradictionVerdict(FactRelation.UPDATES, 0.8)
+            return ContradictionVerdict(Relation.UPDATES, 0.8)
         if kept_rel and not many:
-            kind = FactRelation.UPDATES if values_a and values_b and values_a != values_b and not change_cue \
-                and not (values_a ^ values_b) & _DATE_WORDS else FactRelation.CONTRADICTS
+            kind = Relation.UPDATES if values_a and values_b and values_a != values_b and not change_cue \
+                and not (values_a ^ values_b) & _DATE_WORDS else Relation.CONTRADICTS
             return ContradictionVerdict(kind, 0.8)
-        return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
+        return ContradictionVerdict(Relation.UNRELATED, 0.6)
     status_a, status_b = _tokens(old.note) & _STATUS, new_tokens & _STATUS
     if status_a and status_b and status_a != status_b and (old.milestone or new.milestone):
-        return ContradictionVerdict(FactRelation.UPDATES, 0.8)
+        return ContradictionVerdict(Relation.UPDATES, 0.8)
     if values_a != values_b and values_b and values_a:
         # Same relation, another number or date: progress (40% then 70%) or a move (Wednesday then Thursday).
-        kind = FactRelation.CONTRADICTS if change_cue or (values_a ^ values_b) & _DATE_WORDS else \
-            FactRelation.UPDATES
+        kind = Relation.CONTRADICTS if change_cue or (values_a ^ values_b) & _DATE_WORDS else \
+            Relation.UPDATES
         return ContradictionVerdict(kind, 0.8)
     if change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
-        return ContradictionVerdict(FactRelation.CONTRADICTS, 0.7)
+        return ContradictionVerdict(Relation.CONTRADICTS, 0.7)
     extra = containment(b.content, a.content)  # how much of the newer is already in the older
     if len(b.content - a.content) >= 2 and containment(a.content, b.content) >= 0.75:
         # The newer says all the older does and more: detail added, both stand.
-        return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
+        return ContradictionVerdict(Relation.UNRELATED, 0.6)
     # Same two entities and nearly the same sentence: said again (an absolute bar, as a small batch has no spread).
     again = structured and same_subject and same_object and similarity >= 0.85
     if extra >= 0.75 or (min(restate, 0.85 if again else 1.0) <= similarity and extra >= 0.5):
-        return ContradictionVerdict(FactRelation.RESTATES, _confidence((similarity - topic) * 10))
+        return ContradictionVerdict(Relation.RESTATES, _confidence((similarity - topic) * 10))
     # It adds detail, or says another thing about the same entities: both stand.
-    return ContradictionVerdict(FactRelation.UNRELATED, 0.6)
+    return ContradictionVerdict(Relation.UNRELATED, 0.6)

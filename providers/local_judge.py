@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from contracts.errors import InvalidInput
 from engine.cutting import BoundaryScores
-from engine.recall.parts import split_parts as recall_parts
+from engine.recall.parts import split_parts
 from providers.embedder import Embedder, pooled
 from providers.judge import (
     AboutVerdict,
@@ -31,7 +31,7 @@ from providers.judge import (
 )
 from providers.local_graph import claim, relation_of, same_entity_of
 from providers.usage import UsageScope
-from providers.wording import containment, split_parts, words
+from providers.wording import containment, sentence_parts, words
 
 __all__ = ["LocalJudge", "relative_threshold"]
 
@@ -140,7 +140,7 @@ class LocalJudge:
         return [BoundaryScores(first=s, last=e) for s, e in zip(_ranks(starts), _ranks(ends), strict=True)]
 
     async def _about_scores(self, facts: Sequence[str], episodes: Sequence[str]) -> tuple[Matrix, Matrix]:
-        parts = [split_parts(text) for text in episodes]
+        parts = [sentence_parts(text) for text in episodes]
         flat = [part for chunk in parts for part in chunk]
         vectors = await self._embed([*facts, *episodes, *flat])
         fact_v = vectors[: len(facts)]
@@ -178,7 +178,7 @@ class LocalJudge:
         # The dialogue in recall's own parts, as the hot path split and embedded it a moment before, with the
         # notes of the facts that led the walk here (each a line, embedded when it joined the graph): all of
         # it is in the embedder's cache. Its whole is pooled from the parts, not embedded again for each step.
-        parts = recall_parts(dialogue) or [dialogue]
+        parts = split_parts(dialogue) or [dialogue]
         vectors = await self._embed([*facts, *parts])
         fact_v, part_v = vectors[: len(facts)], vectors[len(facts) :]
         whole_v = pooled(parts, part_v)

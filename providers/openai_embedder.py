@@ -8,7 +8,8 @@ import numpy as np
 import openai
 
 from contracts.errors import ProviderError
-from providers.embedder import DIMENSIONS, Vectors, check_texts, normalise_rows
+from contracts.vectors import DIMENSIONS
+from providers.embedder import Vectors, check_texts, normalise_rows
 from providers.openai_client import make_client, openai_errors
 from providers.usage import UsageScope, UsageSink, record_usage
 

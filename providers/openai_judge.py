@@ -17,13 +17,13 @@ import openai
 
 from contracts.errors import ProviderError
 from engine.cutting import BoundaryScores
+from engine.graph import Relation
 from providers.judge import (
     AboutVerdict,
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
     FactClaim,
-    FactRelation,
     Judge,
     Relevance,
     RelevanceVerdict,
@@ -194,7 +194,7 @@ class OpenAIJudge:
             )
 
         def parse(item: dict[str, Any]) -> ContradictionVerdict:
-            return ContradictionVerdict(relation=FactRelation(item["relation"]), score=_unit(item["score"]))
+            return ContradictionVerdict(relation=Relation(item["relation"]), score=_unit(item["score"]))
 
         return await self._chunked(
             TASKS["contradiction"],

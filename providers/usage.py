@@ -1,7 +1,8 @@
-"""Token usage of model calls, recorded per tenant and memory for cost accounting.
+"""Token usage of model calls, per tenant and memory, for whoever counts costs.
 
-Providers hand each call's usage to a `UsageSink`; the store implements one against its `model_usage` table.
-A sink that fails must never fail the judgment or embedding it accounts for, so providers log and carry on.
+The OpenAI-compatible providers hand each call's usage to a `UsageSink` when they are given one (the tests
+count with `InMemoryUsageSink`). A sink that fails must never fail the judgment or
+embedding it accounts for, so providers log and carry on.
 """
 
 from __future__ import annotations

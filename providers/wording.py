@@ -16,7 +16,7 @@ __all__ = [
     "containment",
     "jaccard",
     "name_relation",
-    "split_parts",
+    "sentence_parts",
     "stem",
     "words",
 ]
@@ -185,7 +185,7 @@ def antonym_clash(old: Words, new: Words) -> bool:
     return False
 
 
-def split_parts(text: str, *, max_words: int = 60) -> list[str]:
+def sentence_parts(text: str, *, max_words: int = 60) -> list[str]:
     """Sentences and lines, short ones joined and long ones windowed, so each part is about one thing."""
     parts: list[str] = []
     buffer: list[str] = []

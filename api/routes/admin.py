@@ -1,7 +1,5 @@
-"""Tenants and their keys, behind the admin token: create a tenant, issue, list, revoke and rotate keys.
-
-A revoked key stops working on every replica within `TenantKeys`' cache time (5 s, api/tenant_keys.py).
-"""
+"""Tenants and their keys, behind the admin token: create a tenant, issue, list, revoke and rotate keys
+(`service.tenants`)."""
 
 from __future__ import annotations
 
@@ -9,10 +7,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, status
 
-from api.deps import AdminDep, DatabaseDep
+from api.deps import AdminDep, GatewayDep
 from api.openapi import BODY, errors
 from api.schemas import KeyPublic, TenantCreate, TenantCreated
-from store.repositories import tenants
+from service import tenants
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -28,40 +26,28 @@ def _issued(issued: tenants.IssuedKey) -> TenantCreated:
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED, response_model=TenantCreated,
              responses=errors(*ADMIN, *BODY, 409))
-async def create_tenant(body: TenantCreate, db: DatabaseDep, _: AdminDep) -> TenantCreated:
-    async with db.session() as session, session.begin():
-        tenant = await tenants.create_tenant(session, name=body.name)
-        issued = await tenants.issue_api_key(session, tenant_id=tenant.id)
-    return _issued(issued)
+async def create_tenant(body: TenantCreate, gateway: GatewayDep, _: AdminDep) -> TenantCreated:
+    return _issued(await tenants.create_tenant(gateway.db, name=body.name))
 
 
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED, response_model=TenantCreated,
              responses=errors(*ADMIN, 404))
-async def create_key(tenant_id: TenantId, db: DatabaseDep, _: AdminDep) -> TenantCreated:
-    async with db.session() as session, session.begin():
-        issued = await tenants.issue_api_key(session, tenant_id=tenant_id)
-    return _issued(issued)
+async def create_key(tenant_id: TenantId, gateway: GatewayDep, _: AdminDep) -> TenantCreated:
+    return _issued(await tenants.issue_key(gateway.db, tenant_id=tenant_id))
 
 
 @router.get("/tenants/{tenant_id}/keys", response_model=list[KeyPublic], responses=errors(*ADMIN, 404))
-async def list_keys(tenant_id: TenantId, db: DatabaseDep, _: AdminDep) -> list[KeyPublic]:
-    async with db.session() as session:
-        rows = await tenants.list_keys(session, tenant_id=tenant_id)
-    return [KeyPublic.of(row) for row in rows]
+async def list_keys(tenant_id: TenantId, gateway: GatewayDep, _: AdminDep) -> list[KeyPublic]:
+    return [KeyPublic.of(key) for key in await tenants.list_keys(gateway.db, tenant_id=tenant_id)]
 
 
 @router.delete("/tenants/{tenant_id}/keys/{key_id}", response_model=KeyPublic, responses=errors(*ADMIN, 404))
-async def revoke_key(tenant_id: TenantId, key_id: KeyId, db: DatabaseDep, _: AdminDep) -> KeyPublic:
-    async with db.session() as session, session.begin():
-        row = await tenants.revoke_key(session, tenant_id=tenant_id, key_id=key_id)
-    return KeyPublic.of(row)
+async def revoke_key(tenant_id: TenantId, key_id: KeyId, gateway: GatewayDep, _: AdminDep) -> KeyPublic:
+    return KeyPublic.of(await tenants.revoke_key(gateway.db, tenant_id=tenant_id, key_id=key_id))
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/rotate", status_code=status.HTTP_201_CREATED,
              response_model=TenantCreated, responses=errors(*ADMIN, 404))
-async def rotate_key(tenant_id: TenantId, key_id: KeyId, db: DatabaseDep, _: AdminDep) -> TenantCreated:
+async def rotate_key(tenant_id: TenantId, key_id: KeyId, gateway: GatewayDep, _: AdminDep) -> TenantCreated:
     """A new key for the tenant and the old one revoked, in one transaction."""
-    async with db.session() as session, session.begin():
-        await tenants.revoke_key(session, tenant_id=tenant_id, key_id=key_id)
-        issued = await tenants.issue_api_key(session, tenant_id=tenant_id)
-    return _issued(issued)
+    return _issued(await tenants.rotate_key(gateway.db, tenant_id=tenant_id, key_id=key_id))

@@ -8,23 +8,22 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
 
-from api import decorate as decorate_service
-from api import memory_state, relay
-from api import report as report_service
 from api.body import parse_json
 from api.deps import (
     ClockDep,
-    DatabaseDep,
+    GatewayDep,
     HotPathDep,
     MemoryIdDep,
     OptionsDep,
     RelayDep,
-    TemporalDep,
     TenantDep,
 )
 from api.encoding import JSONBytes
 from api.openapi import BODY, TENANT, errors, json_body
 from api.schemas import DecorateResponse, ErasedPublic, MemoryPublic, ReportResponse
+from service import decorate as decorate_service
+from service import memory_state
+from service import report as report_service
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
 log = logging.getLogger(__name__)
@@ -68,21 +67,20 @@ async def report(
 
 
 @router.get("/{memory_id}", response_model=MemoryPublic, responses=errors(*TENANT, 404))
-async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, clock: ClockDep) -> dict[str, Any]:
-    return await memory_state.memory_state(db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
+async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep,
+                     clock: ClockDep) -> dict[str, Any]:
+    return await memory_state.memory_state(gateway.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
 
 
 @router.get("/{memory_id}/export", responses={
     200: {"description": "Everything the memory holds, as one JSON document.",
           "content": {"application/json": {"schema": {"type": "object"}}}}, **errors(*TENANT, 404)})
-async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep) -> StreamingResponse:
-    chunks = await memory_state.export_chunks(db, tenant_id=tenant_id, memory_id=memory_id)
+async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep) -> StreamingResponse:
+    chunks = await memory_state.export_chunks(gateway.db, tenant_id=tenant_id, memory_id=memory_id)
     return StreamingResponse(chunks, media_type="application/json")
 
 
 @router.delete("/{memory_id}", response_model=ErasedPublic, responses=errors(*TENANT, 404))
-async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, db: DatabaseDep, temporal: TemporalDep) -> ErasedPublic:
-    await memory_state.erase(db, tenant_id=tenant_id, memory_id=memory_id)
-    # After commit: the data is gone whatever happens; ending the workflow is best effort.
-    ended = await relay.end_workflow(temporal, tenant_id=tenant_id, memory_id=memory_id)
+async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep) -> ErasedPublic:
+    ended = await memory_state.erase(gateway.db, gateway.temporal, tenant_id=tenant_id, memory_id=memory_id)
     return ErasedPublic(memory_id=memory_id, erased=True, workflow_ended=ended)

@@ -23,7 +23,7 @@ LATENCY = Histogram(
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
-    token = request.app.state.options.metrics_token
+    token = request.app.state.options.gateway.metrics_token.get_secret_value()
     if token:
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(given.encode(), token.encode()):

@@ -15,17 +15,17 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response, StreamingResponse
 
-from api.clock import Clock
-from api.context import HotPath
 from api.deps import ClockDep, HotPathDep, MemoryIdDep, OptionsDep, RelayDep, TenantDep
 from api.encoding import JSONBytes
 from api.openapi import BODY, PROXIED, TENANT, UPSTREAM_ERRORS, errors, json_body
-from api.options import GatewayOptions
-from api.proxy.turns import ProxyCall
-from api.proxy.upstreams import ProxyContext
-from api.relay import OutboxRelay
 from api.schemas import MEMORY_ID_PATTERN
 from contracts.errors import InvalidInput, PayloadTooLarge
+from service.clock import Clock
+from service.context import HotPath
+from service.options import GatewayOptions
+from service.proxy.turns import ProxyCall
+from service.proxy.upstreams import ProxyContext
+from service.relay import OutboxRelay
 
 router = APIRouter(tags=["proxy"])
 _RESPONSES = {200: PROXIED, **errors(*TENANT, *BODY, 409), **UPSTREAM_ERRORS}
@@ -87,7 +87,7 @@ CallerDep = Annotated[_Caller, Depends(_caller)]
 async def _proxy(shape: str, request: Request, memory_id: str, caller: _Caller) -> Response:
     if not MEMORY_ID_PATTERN.match(memory_id):
         raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="X-Lethe-Memory")
-    body = await _body(request, caller.options.max_body_bytes, shape)
+    body = await _body(request, caller.options.limits.max_body_bytes, shape)
     proxy: ProxyContext = request.app.state.proxy
     target = await proxy.target(caller.tenant_id, base_url=caller.upstream_url, api_key=caller.upstream_key)
     call = ProxyCall(hot_path=caller.hot_path, relay=caller.relay, upstream=await proxy.pool.get(target),

@@ -10,8 +10,8 @@ import httpx
 from sqlalchemy import func, select, update
 from temporalio.client import Client
 
-from api.housekeeping import Housekeeping
-from api.tenant_keys import TenantKeys
+from service.housekeeping import Housekeeping
+from service.tenant_keys import TenantKeys
 from store.db import Database
 from store.models import ApiKeyRow, IdempotencyRow, MemoryRow, MessageRow, OutboxEventRow
 from store.repositories import tenants

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contracts.errors as errors
-from api.errors import STATUS, error_body, field_path
+from api.errors import STATUS, error_body
+from service.validation import field_path
 
 
 def test_every_error_class_has_a_status() -> None:

@@ -9,17 +9,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = {"contracts", "engine", "store", "providers", "activities", "workflows", "api", "cli", "config", "lethe"}
-# DESIGN.md's table, as drawn. `config` (the `LETHE_*` reader and the Temporal connection) is not a row there:
-# it belongs to the `lethe` command, so only `cli` may import it, and it reads nothing but the engine.
+PROJECT = {"contracts", "engine", "store", "providers", "recall", "activities", "workflows", "service", "api", "cli",
+           "config", "lethe"}
+# The table of docs/architecture.md. `config` is the settings' types: only `cli` reads the environment with them,
+# and hands their groups whole to the service and the gateway.
 ALLOWED = {
     "contracts": set(),
     "engine": {"contracts"},
     "store": {"contracts", "engine"},
     "providers": {"contracts", "engine"},
-    "activities": {"contracts", "engine", "store", "providers"},
+    # Recall's find, walk and distill: the gateway's use cases and the lane's activities call it.
+    "recall": {"contracts", "engine", "store", "providers"},
+    "activities": {"contracts", "engine", "store", "providers", "recall"},
     "workflows": {"contracts", "engine"},
-    "api": {"contracts", "engine", "store", "providers"},
+    "service": {"contracts", "engine", "store", "providers", "recall", "config"},
+    # HTTP only: everything it serves is a use case of `service`.
+    "api": {"contracts", "config", "service"},
     "cli": PROJECT,
     "config": {"contracts", "engine"},
     "lethe": set(),  # the client library agents install: nothing else of the project
@@ -81,9 +86,10 @@ OWNERS = {
     "fastapi": {"api"},
     "starlette": {"api"},
     # The workflow, its activities, the command that runs them, and the gateway's one seam to Temporal.
-    "temporalio": {"workflows", "activities", "cli", "api/relay.py"},
+    "temporalio": {"workflows", "activities", "cli", "service/relay.py"},
     "openai": {"providers"},
     "onnxruntime": {"providers"},
+    "pydantic_settings": {"config"},
 }
 
 

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.memory_cache import MemoryContents, Prefix
 from engine.cutting import covered_prefix
 from engine.episodes import Episode, EpisodeState, hidden_spans
 from engine.facts import Fact
 from engine.traces import Trace, fact_activations
+from service.memory_cache import MemoryContents, Prefix
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 NEXT = {EpisodeState.LIVE: EpisodeState.LEAVING, EpisodeState.LEAVING: EpisodeState.SEALED,

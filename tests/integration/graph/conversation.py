@@ -74,7 +74,7 @@ def auth(key: str) -> dict[str, str]:
 
 async def converse(http: httpx.AsyncClient, key: str, memory_id: str, batches: Sequence[list[Note]]) -> ScriptedAgent:
     """Talk until every batch has been written as a note, then two turns more, so they seal."""
-    model = GraphModel("chat", note_only_every=1000, batches=[list(b) for b in batches])
+    model = GraphModel("chat_completions", note_only_every=1000, batches=[list(b) for b in batches])
     agent = ScriptedAgent(http, key, memory_id, model, GRAPH_CEILING)
     turn = 0
     while model.batches:

@@ -37,7 +37,7 @@ class ScriptedModel:
     busy_turns: set[int] = field(default_factory=set)
 
     def reply(self, request: dict[str, Any], turn: int, note_ask_turns: list[int] | None) -> dict[str, Any]:
-        items = request["messages"] if self.shape == "chat" else request["input"]
+        items = request["messages"] if self.shape == "chat_completions" else request["input"]
         last_history = [m for m in items if m.get("role") not in ("system", "developer")][-1]
         wants_tool = turn % 3 == 0 and (last_history.get("role") == "user")
         calls: list[tuple[str, str, str]] = []
@@ -61,7 +61,7 @@ class ScriptedModel:
         return self._response(text, calls)
 
     def _response(self, text: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
-        if self.shape == "chat":
+        if self.shape == "chat_completions":
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
                 message["tool_calls"] = [{"id": cid, "type": "function", "function": {"name": n, "arguments": a}}
@@ -99,7 +99,7 @@ class ScriptedAgent:
 
     def _request(self) -> dict[str, Any]:
         history = self.transcript if self.resend_whole else self.unsent
-        if self.shape == "chat":
+        if self.shape == "chat_completions":
             return {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You run launches."},
                                                          *history],
                     "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {
@@ -143,7 +143,8 @@ class ScriptedAgent:
                 return
             for call_id in calls:
                 output = f"LTH ticket record for {call_id}: status open, owner Dana, {turn * 3} comments."
-                self._add({"role": "tool", "tool_call_id": call_id, "content": output} if self.shape == "chat"
+                self._add({"role": "tool", "tool_call_id": call_id, "content": output}
+                          if self.shape == "chat_completions"
                           else {"type": "function_call_output", "call_id": call_id, "output": output})
         raise AssertionError(f"turn {turn} did not finish")
 
@@ -158,7 +159,7 @@ class ScriptedAgent:
 
     def _take(self, response: dict[str, Any]) -> list[str]:
         """Append the reply to the transcript; return the ids of tool calls the agent must answer."""
-        if self.shape == "chat":
+        if self.shape == "chat_completions":
             message = response["choices"][0]["message"]
             self._add(message)
             return [c["id"] for c in message.get("tool_calls") or []]

@@ -21,7 +21,7 @@ def _facts_block(request: dict) -> str:
                      and str(m.get("content")).startswith("Facts kept from"))
 
 
-@pytest.mark.parametrize(("shape", "turns"), [("chat", 300), ("responses", 120)])
+@pytest.mark.parametrize(("shape", "turns"), [("chat_completions", 300), ("responses", 120)])
 async def test_long_conversation_fades_seals_and_forgets_within_the_ceiling(
     small_http: httpx.AsyncClient, tenant: tuple[str, str], shape: str, turns: int
 ) -> None:
@@ -32,7 +32,7 @@ async def test_long_conversation_fades_seals_and_forgets_within_the_ceiling(
     asked = [d for d in agent.decorations if d["note_ask_turns"]]
     assert asked, "no note ask in a conversation far past its ceiling"
     for decoration in asked:  # the ask closes the request and carries the note tool
-        items = decoration["request"]["messages" if shape == "chat" else "input"]
+        items = decoration["request"]["messages" if shape == "chat_completions" else "input"]
         assert "is leaving your live context" in str(items[-1]["content"])
         tools = decoration["request"]["tools"]
         assert any((t.get("function") or t).get("name") == "note" for t in tools)
@@ -74,7 +74,7 @@ async def test_long_conversation_fades_seals_and_forgets_within_the_ceiling(
 async def test_ignored_note_ask_is_asked_again_on_the_next_call(
     small_http: httpx.AsyncClient, tenant: tuple[str, str]
 ) -> None:
-    model = ScriptedModel("chat", answers_notes=False)
+    model = ScriptedModel("chat_completions", answers_notes=False)
     agent = ScriptedAgent(small_http, tenant[1], "ignored", model, SMALL_CEILING)
     turn = await agent.until_asked()
     first_ask = next(i for i, d in enumerate(agent.decorations) if d["note_ask_turns"])
@@ -98,7 +98,7 @@ async def test_ignored_note_ask_is_asked_again_on_the_next_call(
 async def test_answered_note_seals_at_the_next_decorate_and_its_facts_appear(
     small_http: httpx.AsyncClient, tenant: tuple[str, str]
 ) -> None:
-    model = ScriptedModel("chat", note_only_every=1000)
+    model = ScriptedModel("chat_completions", note_only_every=1000)
     agent = ScriptedAgent(small_http, tenant[1], "answered", model, SMALL_CEILING)
     turn = await agent.until_asked()
     note_turns = model.asks_seen[0]

@@ -79,7 +79,7 @@ async def test_twenty_concurrent_decorates_lose_and_duplicate_nothing(
 async def test_user_message_after_25_hours_sleeps_before_the_reply(
     small_http: httpx.AsyncClient, tenant: tuple[str, str]
 ) -> None:
-    agent = ScriptedAgent(small_http, tenant[1], "sleeper", ScriptedModel("chat"), SMALL_CEILING)
+    agent = ScriptedAgent(small_http, tenant[1], "sleeper", ScriptedModel("chat_completions"), SMALL_CEILING)
     # Enough history to sit above the landing, not enough to reach the budget: only sleep fades it.
     for turn in range(1, 36):
         await agent.turn(turn, headers={"X-Lethe-Now": f"2031-03-01T10:{turn:02d}:00Z"})
@@ -96,10 +96,10 @@ async def test_erase_leaves_no_row_of_the_memory_in_any_table(
     small_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
     tenant_id, key = tenant
-    agent = ScriptedAgent(small_http, key, "doomed", ScriptedModel("chat"), SMALL_CEILING)
+    agent = ScriptedAgent(small_http, key, "doomed", ScriptedModel("chat_completions"), SMALL_CEILING)
     for turn in range(1, 60):
         await agent.turn(turn)
-    keep = ScriptedAgent(small_http, key, "kept", ScriptedModel("chat"), SMALL_CEILING)
+    keep = ScriptedAgent(small_http, key, "kept", ScriptedModel("chat_completions"), SMALL_CEILING)
     await keep.turn(1)
 
     erased = await small_http.delete("/v1/memories/doomed", headers=_auth(key))
@@ -127,7 +127,7 @@ async def test_erase_leaves_no_row_of_the_memory_in_any_table(
 async def test_state_shows_activation_and_significance_and_export_streams_everything(
     small_http: httpx.AsyncClient, tenant: tuple[str, str]
 ) -> None:
-    agent = ScriptedAgent(small_http, tenant[1], "shown", ScriptedModel("chat"), SMALL_CEILING)
+    agent = ScriptedAgent(small_http, tenant[1], "shown", ScriptedModel("chat_completions"), SMALL_CEILING)
     for turn in range(1, 70):
         await agent.turn(turn, headers={"X-Lethe-Now": f"2032-01-01T{turn // 60:02d}:{turn % 60:02d}:00Z"})
     state = (await small_http.get("/v1/memories/shown", headers=_auth(tenant[1], **{
@@ -149,7 +149,7 @@ async def test_state_shows_activation_and_significance_and_export_streams_everyt
 async def test_report_hands_back_the_reply_without_the_note_call(
     small_http: httpx.AsyncClient, tenant: tuple[str, str]
 ) -> None:
-    model = ScriptedModel("chat", note_only_every=1)
+    model = ScriptedModel("chat_completions", note_only_every=1)
     agent = ScriptedAgent(small_http, tenant[1], "quiet", model, SMALL_CEILING)
     turn = await agent.until_asked()
     # The agent's transcript holds no note call, yet every later request stays valid (checked in turn()).
@@ -162,14 +162,14 @@ async def test_with_the_lane_down_the_hot_path_still_keeps_every_request_within_
 ) -> None:
     # A deployment whose lane never runs (no worker polls its task queue, and its database is its own, so no
     # other gateway's relay delivers its events either): no boundary score is ever written.
-    alone = settings.model_copy(update={
-        "ceiling_tokens": SMALL_CEILING, "port": free_port(), "temporal_task_queue": "nobody-listens",
-        "database_url": await fresh_database(settings.database_url)})
+    alone = settings.replace(
+        ceiling_tokens=SMALL_CEILING, port=free_port(), temporal_task_queue="nobody-listens",
+        database_url=await fresh_database(settings.database.url))
     async with serve_gateway(alone) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
         tenant_id, key = await http_tenant(client)
-        agent = ScriptedAgent(client, key, "unscored", ScriptedModel("chat"), SMALL_CEILING)
+        agent = ScriptedAgent(client, key, "unscored", ScriptedModel("chat_completions"), SMALL_CEILING)
         await agent.until_asked()  # each decorate is checked against the ceiling in turn()
-    own = Database(alone.database_url, pool_size=1)
+    own = Database(alone.database.url, pool_size=1)
     async with own.session() as session:
         episodes = (await session.execute(text(
             "SELECT count(*) FROM episodes WHERE tenant_id = :t"), {"t": tenant_id})).scalar_one()
@@ -233,7 +233,7 @@ async def test_a_decorate_kept_waiting_by_the_memory_lock_says_so_in_the_log(
 
     holder = asyncio.create_task(hold_the_lock())
     await held.wait()
-    with caplog.at_level(logging.WARNING, logger="api.decorate"):
+    with caplog.at_level(logging.WARNING, logger="service.decorate"):
         answer = await http.post("/v1/memories/held/decorate", json=_chat("Who owns the tax table?", "Dana.",
                                                                          "And the refund line?"), headers=_auth(key))
     await holder

@@ -64,10 +64,10 @@ async def _episodes(db: Database, tenant_id: str, memory_id: str) -> list[tuple[
 
 async def test_the_hot_path_and_the_lane_cut_the_same_history_into_the_same_episodes(settings: Settings) -> None:
     # A deployment whose lane never runs by itself: this test runs the lane's scoring and cutting in order.
-    alone = settings.model_copy(update={
-        "ceiling_tokens": 40_000, "port": free_port(), "temporal_task_queue": "nobody-listens",
-        "database_url": await fresh_database(settings.database_url)})
-    db = Database(alone.database_url, pool_size=2)
+    alone = settings.replace(
+        ceiling_tokens=40_000, port=free_port(), temporal_task_queue="nobody-listens",
+        database_url=await fresh_database(settings.database.url))
+    db = Database(alone.database.url, pool_size=2)
     judge = make_judge(kind="local", embedder=make_embedder(kind="local"))
     try:
         async with serve_gateway(alone) as url, httpx.AsyncClient(base_url=url, timeout=60) as http:
@@ -127,7 +127,7 @@ async def test_an_owed_sleep_happens_at_the_next_call_and_only_once(
     # The engine decides when a sleep is owed (tests/unit/engine/test_decorate.py); this checks the gateway
     # keeps that debt on the memory and pays it once.
     tenant_id, key = await http_tenant(small_http)
-    agent = ScriptedAgent(small_http, key, "owed", ScriptedModel("chat"), SMALL_CEILING)
+    agent = ScriptedAgent(small_http, key, "owed", ScriptedModel("chat_completions"), SMALL_CEILING)
     for turn in range(1, 4):
         await agent.turn(turn)
     assert not any(d["slept"] for d in agent.decorations)

@@ -46,8 +46,8 @@ async def _tenant(http: httpx.AsyncClient, prefix: str) -> tuple[str, str]:
 @pytest.fixture(scope="session")
 async def inspect_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
     # Recall on (the session's settings turn it off): the page's recall panel shows the grown memory's blocks.
-    small = settings.model_copy(update={"recall": True, "ceiling_tokens": SMALL_CEILING, "port": free_port(),
-                                        "temporal_ui_url": TEMPORAL_UI})
+    small = settings.replace(recall=True, ceiling_tokens=SMALL_CEILING, port=free_port(),
+                             temporal_ui_url=TEMPORAL_UI)
     async with serve_gateway(small) as url:
         yield url
 
@@ -83,8 +83,8 @@ async def grown(inspect_gateway: str) -> Grown:
         tenant_id, key = await _tenant(http, "inspect")
         _, other_key = await _tenant(http, "inspect-other")
         suffix = uuid.uuid4().hex[:6]
-        agent = ScriptedAgent(http, key, f"inspected-{suffix}", ScriptedModel("chat"), SMALL_CEILING)
-        ignoring = ScriptedAgent(http, key, f"pending-{suffix}", ScriptedModel("chat", answers_notes=False),
+        agent = ScriptedAgent(http, key, f"inspected-{suffix}", ScriptedModel("chat_completions"), SMALL_CEILING)
+        ignoring = ScriptedAgent(http, key, f"pending-{suffix}", ScriptedModel("chat_completions", answers_notes=False),
                                  SMALL_CEILING)
         await asyncio.gather(_converse(agent, sleep=True), _converse(ignoring, sleep=False))
     return Grown(inspect_gateway, tenant_id, key, agent.memory_id, other_key, ignoring.memory_id)

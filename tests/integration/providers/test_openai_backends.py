@@ -9,7 +9,7 @@ import pytest
 from openai_fake import FakeOpenAI, Step
 
 from contracts.errors import ProviderError
-from providers.judge import FactRelation
+from engine.graph import Relation
 from providers.local_judge import LocalJudge
 from providers.openai_embedder import OpenAIEmbedder
 from providers.openai_judge import OpenAIJudge
@@ -76,7 +76,7 @@ async def test_judge_believes_a_complete_answer(fake: FakeOpenAI, local_judge: L
     sink = InMemoryUsageSink()
     judge = _judge(fake, local_judge, usage_sink=sink)
     verdicts = await judge.judge_contradiction(PAIRS, scope=SCOPE)
-    assert [v.relation for v in verdicts] == [FactRelation.RESTATES, FactRelation.UPDATES]
+    assert [v.relation for v in verdicts] == [Relation.RESTATES, Relation.UPDATES]
     assert judge.fallbacks == 0
     request = fake.requests[0]
     assert request["response_format"]["type"] == "json_schema"

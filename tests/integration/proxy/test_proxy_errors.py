@@ -23,7 +23,7 @@ async def _messages(http: httpx.AsyncClient, key: str, memory_id: str) -> list[d
 async def _ask(client: AsyncOpenAI, shape: str, text: str, *, stream: bool, key: str) -> str:
     """One request; the answer's text, read whole (streamed or not)."""
     headers = {"Idempotency-Key": key}
-    if shape == "chat":
+    if shape == "chat_completions":
         messages = [{"role": "user", "content": text}]
         if not stream:
             answer = await client.chat.completions.create(model="m", messages=messages, tools=CHAT_TOOLS,  # type: ignore[arg-type]
@@ -48,7 +48,8 @@ def _stored_once(messages: list[dict], text: str) -> None:
     assert len(replies) == 1 and f"Noted: {text}" in json.dumps(replies[0]["body"])  # one whole reply
 
 
-@pytest.mark.parametrize(("shape", "stream"), [("chat", False), ("chat", True), ("responses", True)])
+@pytest.mark.parametrize(("shape", "stream"), [("chat_completions", False), ("chat_completions", True),
+                                              ("responses", True)])
 async def test_429_keeps_status_retry_after_and_body(
     agent_client: Callable[..., AsyncOpenAI], upstream: FakeUpstream, http: httpx.AsyncClient,
     tenant: tuple[str, str], shape: str, stream: bool,
@@ -74,12 +75,13 @@ async def test_400_and_500_keep_the_providers_status_and_message(
     client = agent_client(f"r{step}")
     upstream.script.append(step)
     with pytest.raises(error) as caught:
-        await _ask(client, "chat", "Close the ticket", stream=False, key="k2")
+        await _ask(client, "chat_completions", "Close the ticket", stream=False, key="k2")
     assert caught.value.status_code == int(step)
     sent = {"400": "Invalid value for 'temperature': must be at most 2.",
             "500": "The server had an error while processing your request."}[step]
     assert caught.value.body["message"] == sent  # type: ignore[index]
-    assert await _ask(client, "chat", "Close the ticket", stream=False, key="k2") == "Noted: Close the ticket"
+    answer = await _ask(client, "chat_completions", "Close the ticket", stream=False, key="k2")
+    assert answer == "Noted: Close the ticket"
     _stored_once(await _messages(http, tenant[1], f"r{step}"), "Close the ticket")
 
 
@@ -91,15 +93,16 @@ async def test_timeout_is_a_retryable_error_and_the_retry_stores_nothing_twice(
     client = agent_client(f"hang-{stream}")
     upstream.script.append("hang")
     with pytest.raises(openai.APIStatusError) as caught:
-        await _ask(client, "chat", "Is the deploy done?", stream=stream, key="k3")
+        await _ask(client, "chat_completions", "Is the deploy done?", stream=stream, key="k3")
     assert caught.value.status_code == 504 and caught.value.body["type"] == "upstream_timeout"  # type: ignore[index]
     # The turn is kept, no reply: nothing half-stored.
     assert [m["role"] for m in await _messages(http, tenant[1], f"hang-{stream}")] == ["user"]
-    assert await _ask(client, "chat", "Is the deploy done?", stream=stream, key="k3") == "Noted: Is the deploy done?"
+    answer = await _ask(client, "chat_completions", "Is the deploy done?", stream=stream, key="k3")
+    assert answer == "Noted: Is the deploy done?"
     _stored_once(await _messages(http, tenant[1], f"hang-{stream}"), "Is the deploy done?")
 
 
-@pytest.mark.parametrize("shape", ["chat", "responses"])
+@pytest.mark.parametrize("shape", ["chat_completions", "responses"])
 async def test_mid_stream_disconnect_ends_in_an_error_and_stores_no_half_reply(
     agent_client: Callable[..., AsyncOpenAI], upstream: FakeUpstream, http: httpx.AsyncClient,
     tenant: tuple[str, str], shape: str,

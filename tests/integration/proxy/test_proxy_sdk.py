@@ -23,7 +23,7 @@ async def _export(http: httpx.AsyncClient, key: str, memory_id: str) -> dict:
     return json.loads(response.text)
 
 
-@pytest.mark.parametrize("shape", ["chat", "responses"])
+@pytest.mark.parametrize("shape", ["chat_completions", "responses"])
 async def test_streamed_and_plain_answers_carry_the_same_content_and_tool_calls(
     agent_client: Callable[..., AsyncOpenAI], upstream: FakeUpstream, http: httpx.AsyncClient,
     tenant: tuple[str, str], shape: str,
@@ -31,7 +31,7 @@ async def test_streamed_and_plain_answers_carry_the_same_content_and_tool_calls(
     agents = {}
     for stream in (False, True):
         client = agent_client(f"sdk-{shape}-{stream}")
-        agent = ChatAgent(client) if shape == "chat" else ResponsesAgent(client)
+        agent = ChatAgent(client) if shape == "chat_completions" else ResponsesAgent(client)
         for question in QUESTIONS:
             await agent.ask(question, stream=stream)
         agents[stream] = agent

@@ -36,7 +36,7 @@ async def test_cli_stores_an_encrypted_key_that_the_proxy_uses_after_a_rotation(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Sealed with the old secret; the gateway lists the new one first and the old one after, so it still opens.
-    old = settings.model_copy(update={"secret_key": settings.secret_key.__class__("test-secret-old")})
+    old = settings.replace(secret_key=settings.gateway.secret_key.__class__("test-secret-old"))
     name = "upstream-" + uuid.uuid4().hex[:8]
     async with httpx.AsyncClient(base_url=proxy_gateway) as gateway:
         created = (await gateway.post("/v1/admin/tenants", json={"name": name},

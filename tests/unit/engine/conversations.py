@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engine.episodes import Episode, EpisodeState
 from engine.messages import Shape, StoredMessage
+from engine.planning import DecoratePlan, StoredMemory, decide, finish
+from engine.recall.grouping import Recalled
 from engine.sizing import estimate_tokens
 from engine.units import number_turns
 
 T0 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 
 
-def user(text: str, shape: Shape = "chat") -> dict[str, Any]:
-    if shape == "chat":
+def user(text: str, shape: Shape = "chat_completions") -> dict[str, Any]:
+    if shape == "chat_completions":
         return {"role": "user", "content": text}
     return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
 
 
-def reply(text: str, shape: Shape = "chat") -> dict[str, Any]:
-    if shape == "chat":
+def reply(text: str, shape: Shape = "chat_completions") -> dict[str, Any]:
+    if shape == "chat_completions":
         return {"role": "assistant", "content": text}
     return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
 
 
-def step(call_ids: Sequence[str], shape: Shape = "chat", output: str = "ok") -> list[dict[str, Any]]:
+def step(call_ids: Sequence[str], shape: Shape = "chat_completions", output: str = "ok") -> list[dict[str, Any]]:
     """An assistant step making these calls, followed by their outputs."""
-    if shape == "chat":
+    if shape == "chat_completions":
         calls = [
             {"id": c, "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}
             for c in call_ids
@@ -48,7 +50,7 @@ def step(call_ids: Sequence[str], shape: Shape = "chat", output: str = "ok") -> 
 
 
 def turn(
-    index: int, shape: Shape = "chat", *, calls: Sequence[int] = (), text: str = "", closed: bool = True
+    index: int, shape: Shape = "chat_completions", *, calls: Sequence[int] = (), text: str = "", closed: bool = True
 ) -> list[dict[str, Any]]:
     """One turn: a user message, steps making `calls[i]` calls each, and a final reply when closed."""
     items = [user(f"question {index} {text}", shape)]
@@ -73,7 +75,7 @@ def stored(
 
 def request(shape: Shape, history: Sequence[dict[str, Any]], **fields: Any) -> dict[str, Any]:
     """A request as an agent sends it: instructions first, then the whole history."""
-    if shape == "chat":
+    if shape == "chat_completions":
         return {
             "model": "gpt-test",
             "messages": [{"role": "system", "content": "Be brief."}, *history],
@@ -95,3 +97,10 @@ def episode(state: EpisodeState = EpisodeState.LIVE, **fields: Any) -> Episode:
     }
     base.update(fields)
     return Episode(state=state, **base)
+
+
+def plan_call(request: Mapping[str, Any], memory: StoredMemory, *, recall: Sequence[Recalled] | None = None,
+              **options: Any) -> DecoratePlan:
+    """One call planned as the hot path plans it: `decide`, then `finish` with what recall found (None: recall
+    was not asked)."""
+    return finish(decide(request, memory, recall_coming=recall is not None, **options), recall)

@@ -8,7 +8,7 @@ from tests.unit.engine.conversations import reply, request, step, turn, user
 def test_assemble_chat_order_and_roles() -> None:
     history = [*turn(1, calls=[1]), user("question 2")]
     base = request(
-        "chat", history, temperature=0.2, tools=[{"type": "function", "function": {"name": "lookup"}}]
+        "chat_completions", history, temperature=0.2, tools=[{"type": "function", "function": {"name": "lookup"}}]
     )
     view = [*history[:-1], Block("RECALL"), history[-1]]
     out = assemble(base, history=view, facts_block="FACTS", note_ask="ASK")
@@ -51,7 +51,7 @@ def test_assemble_responses_always_developer_and_note_tool_added_without_tools()
 def test_assemble_does_not_add_note_twice() -> None:
     from engine.blocks import note_tool_chat
 
-    base = request("chat", [user("q")], tools=[note_tool_chat()])
+    base = request("chat_completions", [user("q")], tools=[note_tool_chat()])
     out = assemble(base, history=[user("q")], note_ask="ASK")
     assert len(out["tools"]) == 1
 
@@ -59,10 +59,10 @@ def test_assemble_does_not_add_note_twice() -> None:
 def test_repair_history_chat_drops_orphans() -> None:
     call, output = step(["a", "b"])[0], step(["a"])[1]
     items = [user("q"), {"role": "tool", "tool_call_id": "z", "content": "x"}, call, output, reply("r")]
-    repaired = repair_history(items, "chat")
+    repaired = repair_history(items, "chat_completions")
     assert problems({"messages": repaired}) == []
     assert [c["id"] for c in repaired[1]["tool_calls"]] == ["a"]
-    lonely = repair_history([user("q"), step(["c"])[0]], "chat")
+    lonely = repair_history([user("q"), step(["c"])[0]], "chat_completions")
     assert lonely == [user("q")]
 
 

@@ -13,19 +13,18 @@ from contracts.errors import OverCeiling
 from engine.blocks.note_ask import render_note_ask
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores
-from engine.decorate import (
-    DecoratePlan,
-    StoredMemory,
-    decorate,
-    in_view_and_recent,
-    visible_messages,
-)
 from engine.episodes import Episode, EpisodeState, acknowledge, hidden_spans
 from engine.facts import Fact
 from engine.messages import StoredMessage
+from engine.planning import (
+    DecoratePlan,
+    StoredMemory,
+    in_view_and_recent,
+    visible_messages,
+)
 from engine.request_rules import problems
 from engine.sizing import estimate_tokens
-from tests.unit.engine.conversations import T0, reply, request, stored, turn, user
+from tests.unit.engine.conversations import T0, plan_call, reply, request, stored, turn, user
 
 # Just above what the long conversation's fade needs with its note ask (which explains a fact's source).
 SMALL = MechanismConfig(
@@ -33,7 +32,7 @@ SMALL = MechanismConfig(
 )
 
 
-def long_conversation(turns: int = 12, shape: str = "chat") -> list[dict]:
+def long_conversation(turns: int = 12, shape: str = "chat_completions") -> list[dict]:
     items: list[dict] = []
     for index in range(1, turns):
         items += turn(index, shape, calls=[1], text="x" * 200)  # type: ignore[arg-type]
@@ -45,15 +44,16 @@ def faded_once() -> tuple[list[dict], list[StoredMessage], MechanismConfig, Deco
     past the ceiling, so the picked episodes stay leaving."""
     items = long_conversation()
     messages = stored(items)
-    probe = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
+    probe = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
     config = replace(SMALL, ceiling_tokens=probe.budget.fixed + probe.view_tokens + 1)
-    return items, messages, config, decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at,
+    return items, messages, config, plan_call(request("chat_completions", items),
+                                              StoredMemory(messages), now=messages[-1].at,
                                              config=config)
 
 
 def test_decorate_small_history_changes_nothing() -> None:
     items = [*turn(1), *turn(2, closed=False)]
-    result = decorate(request("chat", items), StoredMemory(stored(items)), now=T0 + timedelta(minutes=5))
+    result = plan_call(request("chat_completions", items), StoredMemory(stored(items)), now=T0 + timedelta(minutes=5))
     assert result.transitions == () and result.note_ask_turns is None
     assert result.request["messages"][1:] == items
     assert problems(result.request) == []
@@ -62,7 +62,7 @@ def test_decorate_small_history_changes_nothing() -> None:
 def test_decorate_over_budget_cuts_and_fades_with_a_note_ask() -> None:
     items = long_conversation()
     messages = stored(items)
-    result = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
+    result = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
     assert result.new_episodes and len(result.new_traces) == len(result.new_episodes)
     assert result.transitions and all(t.after is EpisodeState.LEAVING for t in result.transitions)
     assert result.projected_view <= result.budget.landing
@@ -75,8 +75,8 @@ def test_decorate_over_budget_cuts_and_fades_with_a_note_ask() -> None:
 def test_decorate_no_new_fade_while_leaving_then_seals_after_note() -> None:
     items, messages, config, first = faded_once()
     assert first.transitions
-    again = decorate(
-        request("chat", items),
+    again = plan_call(
+        request("chat_completions", items),
         StoredMemory(messages, episodes=first.episodes),
         now=messages[-1].at,
         config=config,
@@ -98,8 +98,8 @@ def test_decorate_no_new_fade_while_leaving_then_seals_after_note() -> None:
     )
     more = items + turn(12, closed=True)[1:] + turn(13, closed=False)
     later = stored(more)
-    sealed = decorate(
-        request("chat", more),
+    sealed = plan_call(
+        request("chat_completions", more),
         StoredMemory(later, episodes=noted, facts=[fact]),
         now=later[-1].at,
         config=SMALL,
@@ -117,11 +117,11 @@ def test_decorate_no_new_fade_while_leaving_then_seals_after_note() -> None:
 def test_decorate_ceiling_seals_leaving_without_facts() -> None:
     items = long_conversation()
     messages = stored(items)
-    first = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
+    first = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
     grown = items + turn(12, text="y" * 4_000)[1:] + turn(13, closed=False)
     later = stored(grown)
-    result = decorate(
-        request("chat", grown), StoredMemory(later, episodes=first.episodes), now=later[-1].at, config=SMALL
+    result = plan_call(
+        request("chat_completions", grown), StoredMemory(later, episodes=first.episodes), now=later[-1].at, config=SMALL
     )
     forced = [t for t in result.transitions if t.reason == "ceiling"]
     assert forced and all(t.after is EpisodeState.SEALED for t in forced)
@@ -136,13 +136,13 @@ def test_decorate_sleeps_after_24_hours_even_when_not_full() -> None:
     late = messages[-1].at + timedelta(hours=24)
     messages[-1] = replace(messages[-1], at=late)
     roomy = MechanismConfig(episode_max_floor=20)
-    probe = decorate(request("chat", items), StoredMemory(messages), now=messages[-2].at, config=roomy)
+    probe = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-2].at, config=roomy)
     assert not probe.slept and probe.transitions == ()
     # The history fits its budget with room to spare: only the 24 hours make it fade.
     snug = replace(
         roomy, ceiling_tokens=probe.budget.fixed + 2 * probe.budget.room_for_next_call + probe.view_tokens + 50
     )
-    result = decorate(request("chat", items), StoredMemory(messages), now=late, config=snug)
+    result = plan_call(request("chat_completions", items), StoredMemory(messages), now=late, config=snug)
     assert result.slept
     assert result.view_tokens <= result.budget.budget
     assert result.transitions and all(t.reason == "sleep" for t in result.transitions)
@@ -152,15 +152,16 @@ def test_decorate_sleeps_after_24_hours_even_when_not_full() -> None:
 def test_decorate_no_sleep_within_a_tool_loop() -> None:
     items = [*turn(1), *turn(2, calls=[1], closed=False)]
     messages = stored(items, gap=timedelta(hours=30))
-    result = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at)
+    result = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at)
     assert not result.slept
 
 
 def test_decorate_size_ratio_lowers_the_ceiling_in_estimated_tokens() -> None:
     items = [*turn(1), *turn(2, closed=False)]
     messages = stored(items)
-    plain = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at)
-    heavier = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, size_ratio=1.25)
+    plain = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at)
+    heavier = plan_call(request("chat_completions", items),
+                        StoredMemory(messages), now=messages[-1].at, size_ratio=1.25)
     assert heavier.budget.ceiling == 160_000 and plain.budget.ceiling == 200_000
 
 
@@ -188,14 +189,14 @@ def test_a_cut_goes_only_as_far_as_the_lane_has_judged() -> None:
     messages = stored(items)
     last_closed = messages[-1].turn - 1
     judged = {m.seq: BoundaryScores(first=0.5, last=0.5) for m in messages if m.turn < last_closed}
-    deferred = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
+    deferred = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
                         boundary_scores=judged)
     assert deferred.new_episodes and max(e.last_turn for e in deferred.new_episodes) == last_closed - 1
     assert deferred.projected_view <= deferred.budget.landing and problems(deferred.request) == []
 
     # Once the lane has scored that turn too, it is cut like the rest.
     judged |= {m.seq: BoundaryScores(first=0.5, last=0.5) for m in messages if m.turn == last_closed}
-    scored = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
+    scored = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
                       boundary_scores=judged)
     assert max(e.last_turn for e in scored.new_episodes) == last_closed
 
@@ -205,7 +206,7 @@ def test_a_lane_behind_is_waited_for_only_while_what_it_judged_can_take_the_view
     messages = stored(items)
     # The lane has scored nothing: waiting for it, the next call could pass the ceiling, and what left then would
     # leave unasked, its facts never written. Sizes cut now, and every episode picked is asked for.
-    behind = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
+    behind = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL,
                       boundary_scores={})
     assert behind.new_episodes and behind.estimated_tokens <= behind.budget.ceiling
     picked = [t for t in behind.transitions if t.before is EpisodeState.LIVE]
@@ -213,7 +214,7 @@ def test_a_lane_behind_is_waited_for_only_while_what_it_judged_can_take_the_view
     assert behind.note_ask_turns is not None and behind.projected_view <= behind.budget.landing
     # A lane far behind (or down) must not let the request pass the hard limit: sizes alone cut then.
     tight = replace(SMALL, ceiling_tokens=3_000)
-    forced = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=tight,
+    forced = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=tight,
                       boundary_scores={})
     assert forced.new_episodes and forced.estimated_tokens <= forced.budget.ceiling
 
@@ -226,7 +227,7 @@ def test_a_sleep_that_meets_a_fade_in_progress_is_owed_until_that_fade_ends() ->
     more = items + turn(12, closed=True)[1:] + turn(13, closed=False)
     late = stored(more, gap=timedelta(hours=25))
     roomy = replace(SMALL, ceiling_tokens=20_000, landing_fraction=0.02)
-    waiting = decorate(request("chat", more), StoredMemory(late, episodes=first.episodes), now=late[-1].at,
+    waiting = plan_call(request("chat_completions", more), StoredMemory(late, episodes=first.episodes), now=late[-1].at,
                        config=roomy)
     assert not waiting.slept and waiting.sleep_owed
     assert not any(t.reason == "sleep" for t in waiting.transitions)
@@ -234,7 +235,7 @@ def test_a_sleep_that_meets_a_fade_in_progress_is_owed_until_that_fade_ends() ->
     noted = [acknowledge(e) if e.state is EpisodeState.LEAVING else e for e in waiting.episodes]
     after = more + [reply("answer 13")] + turn(14, closed=False)
     later = stored(after)
-    slept = decorate(request("chat", after), StoredMemory(later, episodes=noted), now=later[-1].at,
+    slept = plan_call(request("chat_completions", after), StoredMemory(later, episodes=noted), now=later[-1].at,
                      config=roomy, sleep_owed=True)
     assert slept.slept and not slept.sleep_owed
     assert any(t.reason == "sleep" for t in slept.transitions)
@@ -243,7 +244,7 @@ def test_a_sleep_that_meets_a_fade_in_progress_is_owed_until_that_fade_ends() ->
 def test_the_estimate_is_of_the_request_as_sent() -> None:
     items = [*turn(1), *turn(2, closed=False)]
     messages = stored(items)
-    result = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at)
+    result = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at)
     assert result.note_ask_turns is None
     # No note ask was sent, so none is counted: only the reserve in the budget holds it.
     sent = {k: v for k, v in result.request.items() if k != "messages"}
@@ -256,7 +257,7 @@ def test_a_user_message_larger_than_the_ceiling_is_refused_naming_the_limit() ->
     items = [*turn(1), user("z" * 20_000)]
     messages = stored(items)
     with pytest.raises(OverCeiling) as refused:
-        decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
+        plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=SMALL)
     assert refused.value.ceiling == SMALL.ceiling_tokens and refused.value.field == "messages"
     assert str(SMALL.ceiling_tokens) in refused.value.message and refused.value.tokens > SMALL.ceiling_tokens
 
@@ -265,7 +266,7 @@ def test_a_history_arriving_past_the_ceiling_seals_only_what_must_go_and_asks_fo
     items = long_conversation()
     messages = stored(items)
     tight = replace(SMALL, ceiling_tokens=3_000)  # the whole history and instructions pass it
-    result = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=tight)
+    result = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=tight)
     forced = [t.episode_id for t in result.transitions if t.reason == "ceiling"]
     leaving = [e for e in result.episodes if e.state is EpisodeState.LEAVING]
     assert forced and leaving and result.note_ask_turns is not None
@@ -302,7 +303,7 @@ def test_a_request_carrying_the_note_ask_stays_within_the_ceiling_by_the_provide
     messages = [replace(m, tokens=math.ceil(m.tokens / ratio)) for m in stored(items)]
     config = replace(SMALL, ceiling_tokens=ceiling)
     try:
-        plan = decorate(request("chat", items), StoredMemory(messages), now=messages[-1].at, config=config,
+        plan = plan_call(request("chat_completions", items), StoredMemory(messages), now=messages[-1].at, config=config,
                         size_ratio=ratio)
     except OverCeiling:
         return

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.config import MechanismConfig
-from engine.decorate import StoredMemory, decorate
 from engine.episodes import EpisodeState
 from engine.facts import Fact
+from engine.planning import StoredMemory
 from engine.traces import Trace
-from tests.unit.engine.conversations import T0, episode, request, stored, turn
+from tests.unit.engine.conversations import T0, episode, plan_call, request, stored, turn
 
 STATES = [EpisodeState.LIVE, EpisodeState.LEAVING, EpisodeState.SEALED, EpisodeState.FORGOTTEN]
 
@@ -44,7 +44,8 @@ def test_facts_block_is_the_facts_of_sealed_episodes_most_active_first(
         traces += [Trace(at=now - timedelta(minutes=minutes), score=score, counted=True, fact_id=f"f{number}")
                    for minutes, score in marks]
     roomy = MechanismConfig(ceiling_tokens=1_000_000)
-    result = decorate(request("chat", items), StoredMemory(messages, episodes=episodes, facts=facts, traces=traces),
+    result = plan_call(request("chat_completions", items),
+                       StoredMemory(messages, episodes=episodes, facts=facts, traces=traces),
                       now=now, config=roomy)
 
     sealed = {e.id for e in result.episodes if e.state is EpisodeState.SEALED}

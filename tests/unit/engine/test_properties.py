@@ -13,16 +13,16 @@ from contracts.errors import OverCeiling
 from engine.assembly import repair_history
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut
-from engine.decorate import StoredMemory, decorate, visible_messages
 from engine.episodes import EpisodeState, acknowledge
 from engine.facts import Fact
 from engine.fade import plan_fade
 from engine.messages import StoredMessage, answered_call_id, call_ids, instruction_items
+from engine.planning import StoredMemory, visible_messages
 from engine.request_rules import problems
 from engine.sizing import estimate_tokens
 from engine.traces import Trace
 from engine.units import number_turns, split_units
-from tests.unit.engine.conversations import T0, episode, request, turn
+from tests.unit.engine.conversations import T0, episode, plan_call, request, turn
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,7 +31,7 @@ SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 @st.composite
 def conversations(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[int]]:
     """A shape, the history items (last turn possibly still in a tool loop), and minutes before each item."""
-    shape = draw(st.sampled_from(["chat", "responses"]))
+    shape = draw(st.sampled_from(["chat_completions", "responses"]))
     turns = draw(st.integers(1, 9))
     items: list[dict[str, Any]] = []
     for index in range(1, turns + 1):
@@ -86,7 +86,7 @@ def test_decorate_over_a_conversation_keeps_every_rule(
         now = messages[-1].at
         turn_now = messages[-1].turn
         try:
-            result = decorate(
+            result = plan_call(
                 request(shape, items[:end]),
                 StoredMemory(messages, episodes=episodes, facts=facts, traces=traces),
                 now=now,
@@ -102,7 +102,7 @@ def test_decorate_over_a_conversation_keeps_every_rule(
             assert refused.tokens > ceiling and in_turn + fixed > ceiling
             event("refused: turn over the ceiling")
             return
-        assembled = result.request["messages" if shape == "chat" else "input"]
+        assembled = result.request["messages" if shape == "chat_completions" else "input"]
         # The request as sent, counted again from what is sent, never passes the ceiling.
         assert result.estimated_tokens <= result.budget.ceiling
 
@@ -220,11 +220,11 @@ def test_repair_history_always_yields_a_valid_request(
     shuffled = data.draw(st.permutations(kept)) if data.draw(st.booleans()) else kept
     repaired = repair_history([dict(i) for i in shuffled], shape)  # type: ignore[arg-type]
     if repaired:
-        key = "messages" if shape == "chat" else "input"
+        key = "messages" if shape == "chat_completions" else "input"
         assert problems({key: repaired}) == []
     # A history that was valid is left as it was.
     whole = request(shape, items)
-    key = "messages" if shape == "chat" else "input"
+    key = "messages" if shape == "chat_completions" else "input"
     assert repair_history(list(items), shape) == items  # type: ignore[arg-type]
     assert problems(replace_items(whole, key)) == []
 

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 from engine.blocks.recall_block import CLOSE, OPEN, recall_block, render_recall_block
 from engine.config import MechanismConfig
-from engine.decorate import StoredMemory, decorate
 from engine.episodes import Episode, EpisodeState
 from engine.facts import Fact
+from engine.planning import StoredMemory
 from engine.recall.fusion import fuse
 from engine.recall.grouping import RecalledFact, RecalledPassage, admissible, group
 from engine.recall.parts import split_parts
 from engine.recall.walk import CENTRAL, RELEVANT, TANGENTIAL, UNRELATED, WalkRules, is_kept, kept_in_order, walk
-from tests.unit.engine.conversations import T0, request, stored, turn, user
+from tests.unit.engine.conversations import T0, plan_call, request, stored, turn, user
 
 WORD = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
 
@@ -199,16 +199,17 @@ def test_the_block_stands_before_the_new_message_without_what_the_facts_block_sh
     items, memory, fact = _sealed_memory()
     in_block = RecalledFact("k1", 1, fact.note, "Dana", "checkout migration", T0, 1, 1)
     other = RecalledFact("k2", 2, "The tax table is blocked on legal.", "tax table", "legal", T0, 1, 1)
-    plan = decorate(request("chat", items), memory, now=T0 + timedelta(minutes=9), recall=[in_block, other])
+    plan = plan_call(request("chat_completions", items),
+                     memory, now=T0 + timedelta(minutes=9), recall=[in_block, other])
     messages = plan.request["messages"]
     assert messages[-1]["role"] == "user" and messages[-2]["content"] == plan.recall_block
     assert "tax table is blocked" in plan.recall_block and fact.note not in plan.recall_block
     assert fact.note in messages[1]["content"]  # the facts block
     assert [i.key for i in plan.recall_items] == ["k2"]
     # Nothing recalled (or only what the facts block shows): no block at all, the request as without recall.
-    bare = decorate(request("chat", items), memory, now=T0 + timedelta(minutes=9))
+    bare = plan_call(request("chat_completions", items), memory, now=T0 + timedelta(minutes=9))
     for recall in ([], [in_block]):
-        plan = decorate(request("chat", items), memory, now=T0 + timedelta(minutes=9), recall=recall)
+        plan = plan_call(request("chat_completions", items), memory, now=T0 + timedelta(minutes=9), recall=recall)
         assert plan.recall_block is None and plan.request == bare.request
 
 
@@ -216,9 +217,9 @@ def test_earlier_blocks_stay_before_their_messages_and_count_in_the_view() -> No
     items, memory, _ = _sealed_memory()
     seq = next(m.seq for m in memory.messages if m.turn == 2)
     text = f"{OPEN}\nolder records\n{CLOSE}"
-    plan = decorate(request("chat", items), StoredMemory(memory.messages, memory.episodes, memory.facts,
+    plan = plan_call(request("chat_completions", items), StoredMemory(memory.messages, memory.episodes, memory.facts,
                                                           recall_blocks={seq: text}), now=T0)
-    bare = decorate(request("chat", items), memory, now=T0)
+    bare = plan_call(request("chat_completions", items), memory, now=T0)
     contents = [m.get("content") for m in plan.request["messages"]]
     assert contents[contents.index(text) + 1] == items[2]["content"]  # turn 2's user message
     assert plan.view_tokens > bare.view_tokens
@@ -228,7 +229,7 @@ def test_earlier_blocks_stay_before_their_messages_and_count_in_the_view() -> No
 def _near_the_ceiling() -> tuple[list[dict[str, Any]], StoredMemory, MechanismConfig, list[RecalledFact]]:
     """A sealed memory whose ceiling leaves 120 tokens, and far more records than fit them."""
     items, memory, _ = _sealed_memory()
-    bare = decorate(request("chat", items), memory, now=T0)
+    bare = plan_call(request("chat_completions", items), memory, now=T0)
     config = MechanismConfig(ceiling_tokens=bare.estimated_tokens + 120, recall_block_max_fraction=1.0,
                              default_room_for_next_call=10, default_typical_turn=10)
     many = [RecalledFact(f"k{i}", i, f"Record {i} about the tax table " + "detail " * 10, "tax table", f"x{i}",
@@ -238,7 +239,7 @@ def _near_the_ceiling() -> tuple[list[dict[str, Any]], StoredMemory, MechanismCo
 
 def test_recall_never_makes_a_decorate_fail_its_block_shrinks_to_fit_the_ceiling() -> None:
     items, memory, config, many = _near_the_ceiling()
-    plan = decorate(request("chat", items), memory, now=T0, config=config, recall=many)
+    plan = plan_call(request("chat_completions", items), memory, now=T0, config=config, recall=many)
     assert plan.estimated_tokens <= config.ceiling_tokens
     assert plan.recall_block is not None and 0 < len(plan.recall_items) < len(many)
     assert [i.key for i in plan.recall_items] == [f.key for f in many[:len(plan.recall_items)]]
@@ -249,7 +250,7 @@ def test_what_recall_brings_changes_the_block_and_nothing_the_memory_decides() -
     and the budget are the same whatever recall brings (so decorate plans before recall answers), and a block
     never seals an episode unasked: near the ceiling it shrinks instead."""
     items, memory, config, many = _near_the_ceiling()
-    plans = [decorate(request("chat", items), memory, now=T0, config=config, recall=found)
+    plans = [plan_call(request("chat_completions", items), memory, now=T0, config=config, recall=found)
              for found in ([], many[:1], many)]
     decided = [(p.episodes, p.transitions, p.budget, p.note_ask_turns, p.view_tokens) for p in plans]
     assert all(d == decided[0] for d in decided)

@@ -5,7 +5,7 @@ from tests.unit.engine.conversations import reply, request, step, turn, user
 
 
 def test_problems_none_for_valid_requests_in_both_shapes() -> None:
-    for shape in ("chat", "responses"):
+    for shape in ("chat_completions", "responses"):
         assert problems(request(shape, [*turn(1, shape, calls=[2, 1]), *turn(2, shape, closed=False)])) == []
 
 

@@ -75,7 +75,7 @@ def test_instruction_items_are_the_opening_system_messages() -> None:
     request = {
         "messages": [{"role": "system", "content": "a"}, user("q"), {"role": "system", "content": "b"}]
     }
-    assert request_shape(request) == "chat"
+    assert request_shape(request) == "chat_completions"
     assert instruction_items(request) == [{"role": "system", "content": "a"}]
     assert len(history_items(request)) == 2
     assert history_items({"input": "hello"}) == [{"role": "user", "content": "hello"}]

@@ -18,7 +18,7 @@ async def test_embedded_judge_meets_its_accuracy_on_the_labelled_set(local_judge
 
 
 async def test_substitution_on_the_same_relation_is_a_contradiction(local_judge: LocalJudge) -> None:
-    from providers.judge import FactClaim, FactRelation
+    from providers.judge import FactClaim, Relation
 
     old = FactClaim("Dana owns the checkout migration.", "Dana", "checkout migration")
     pairs = [
@@ -28,5 +28,5 @@ async def test_substitution_on_the_same_relation_is_a_contradiction(local_judge:
                         "checkout migration")),
     ]
     verdicts = await local_judge.judge_contradiction(pairs)
-    assert [v.relation for v in verdicts] == [FactRelation.CONTRADICTS, FactRelation.RESTATES,
-                                              FactRelation.UNRELATED]
+    assert [v.relation for v in verdicts] == [Relation.CONTRADICTS, Relation.RESTATES,
+                                              Relation.UNRELATED]

@@ -6,7 +6,8 @@ worse fails here; `ACCURACY` collects the numbers for the closing report (run wi
 
 from __future__ import annotations
 
-from providers.judge import EntityMention, FactRelation, Relevance
+from engine.graph import Relation
+from providers.judge import EntityMention, Relevance
 from providers.local_judge import LocalJudge
 
 ACCURACY: dict[str, float] = {}
@@ -82,25 +83,25 @@ RELATIONS = [
     (
         "We will raise prices by 10% next quarter.",
         "We will not raise prices next quarter.",
-        FactRelation.CONTRADICTS,
+        Relation.CONTRADICTS,
     ),
-    ("Legal approved the refund line.", "Legal rejected the refund line.", FactRelation.CONTRADICTS),
+    ("Legal approved the refund line.", "Legal rejected the refund line.", Relation.CONTRADICTS),
     (
         "The public API is enabled for beta users.",
         "The public API is disabled for beta users.",
-        FactRelation.CONTRADICTS,
+        Relation.CONTRADICTS,
     ),
-    ("Dana can attend the Friday review.", "Dana cannot attend the Friday review.", FactRelation.CONTRADICTS),
+    ("Dana can attend the Friday review.", "Dana cannot attend the Friday review.", Relation.CONTRADICTS),
     (
         "The pricing page launches on 2026-03-14.",
         "Launch of the pricing page is on 2026-03-14.",
-        FactRelation.RESTATES,
+        Relation.RESTATES,
     ),
-    ("Dana owns the checkout migration.", "The checkout migration is owned by Dana.", FactRelation.RESTATES),
-    ("The gateway runs on Postgres 16.", "Postgres 16 backs the gateway.", FactRelation.RESTATES),
-    ("The checkout migration is 40% done.", "The checkout migration is 70% done.", FactRelation.UPDATES),
-    ("We have 120 beta signups.", "We have 450 beta signups.", FactRelation.UPDATES),
-    ("Sprint 12 closed 8 tickets.", "Sprint 12 closed 14 tickets.", FactRelation.UPDATES),
+    ("Dana owns the checkout migration.", "The checkout migration is owned by Dana.", Relation.RESTATES),
+    ("The gateway runs on Postgres 16.", "Postgres 16 backs the gateway.", Relation.RESTATES),
+    ("The checkout migration is 40% done.", "The checkout migration is 70% done.", Relation.UPDATES),
+    ("We have 120 beta signups.", "We have 450 beta signups.", Relation.UPDATES),
+    ("Sprint 12 closed 8 tickets.", "Sprint 12 closed 14 tickets.", Relation.UPDATES),
 ]
 
 EPISODES = [

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from contracts.errors import OverCeiling
 from engine.config import MechanismConfig
-from engine.decorate import StoredMemory, decorate
 from engine.messages import StoredMessage
+from engine.planning import StoredMemory
 from engine.units import number_turns
 from providers.tokens import TiktokenCounter
-from tests.unit.engine.conversations import T0, request
+from tests.unit.engine.conversations import T0, plan_call, request
 from tests.unit.engine.test_properties import conversations
 
 COUNTER = TiktokenCounter()
@@ -44,7 +44,7 @@ def test_every_decorated_request_counted_by_tiktoken_fits_the_ceiling(
         messages = _stored(items[:end], gaps[:end])
         body = request(shape, items[:end], model="gpt-4o")
         try:
-            result = decorate(body, StoredMemory(messages, episodes=episodes), now=messages[-1].at, config=config,
+            result = plan_call(body, StoredMemory(messages, episodes=episodes), now=messages[-1].at, config=config,
                               count_text=lambda text: COUNTER.count_text(text, model="gpt-4o"))
         except OverCeiling:
             return  # refused: nothing is sent

@@ -16,16 +16,16 @@ from typing import Any
 
 import orjson
 
-from api.clock import Clock
-from api.context import HotPath
-from api.encoding import encode
-from api.proxy import seam
-from api.relay import OutboxRelay
 from contracts.errors import LetheError, UpstreamError
 from engine.recognition import content_hash
 from engine.replies import note_calls
 from engine.streams import ChatStreamFilter, ResponsesStreamFilter, without_note_tool
 from providers.upstream import Upstream
+from service.clock import Clock
+from service.context import HotPath
+from service.encoding import encode
+from service.proxy import seam
+from service.relay import OutboxRelay
 from store.repositories import idempotency
 
 __all__ = ["MAX_CALLS", "PATHS", "ProxyCall"]

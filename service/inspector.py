@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from api.memory_state import iso
 from contracts.errors import InvalidInput
 from contracts.lane_names import workflow_id
 from engine.timeline import activation_series, sample_times, span
 from engine.traces import Trace, significance
+from service.memory_state import iso
 from store.db import Database
 from store.repositories import episode_store, inspection, memories
 

@@ -16,8 +16,8 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.background import BackgroundLoop
 from contracts import lane_names as names
+from service.background import BackgroundLoop
 from store.db import Database, system_scope
 from store.repositories import lane, outbox
 

@@ -6,25 +6,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, Required, TypedDict, Unpack
+from typing import Any
 
 from contracts.errors import OverCeiling
 from engine.budget import Budget, budget_for
 from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut_closed
-from engine.decorate.ceiling import seal_acknowledged, seal_if_past_ceiling, seal_picked_past_ceiling
-from engine.decorate.records import Decided, DecoratePlan, PlanCore, StoredMemory
-from engine.decorate.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_seq
-from engine.decorate.view import Fixed, LetheText, ViewSizes, fixed_tokens, visible_messages
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.fade import FadePlan, apply_transitions, ceiling_passed, fade_in_progress, plan_fade
+from engine.planning.ceiling import seal_acknowledged, seal_if_past_ceiling, seal_picked_past_ceiling
+from engine.planning.records import Decided, DecoratePlan, PlanCore, StoredMemory
+from engine.planning.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_seq
+from engine.planning.view import Fixed, LetheText, ViewSizes, fixed_tokens, visible_messages
 from engine.recall.grouping import Recalled
 from engine.recall.placing import Placing, block_budget
 from engine.sizing import estimate_tokens
 from engine.traces import encoding_trace, episode_activations, fact_activations
 from engine.units import Unit, current_turn, units_of
 
-__all__ = ["DecideOptions", "decide", "decorate", "finish"]
+__all__ = ["decide", "finish"]
 
 
 @dataclass(frozen=True)
@@ -53,26 +53,6 @@ class _Faded:
     transitions: list[Transition]
     projected: int
     slept: bool
-
-
-class DecideOptions(TypedDict, total=False):
-    """`decide`'s keyword options, which `decorate` passes on (their defaults and meaning are `decide`'s)."""
-
-    now: Required[datetime]
-    config: MechanismConfig
-    boundary_scores: Mapping[int, BoundaryScores] | None
-    count_text: Callable[[str], int]
-    size_ratio: float | None
-    sleep_owed: bool
-
-
-def decorate(request: Mapping[str, Any], memory: StoredMemory, *, recall: Sequence[Recalled] | None = None,
-             **options: Unpack[DecideOptions]) -> DecoratePlan:
-    """Plan this call's memory and assemble the request: `decide`, then `finish` with what recall found (a
-    convenience; the gateway calls the two apart, saving between them).
-
-    `recall` is what recall found for a new user message, ranked best first (None: recall was not asked)."""
-    return finish(decide(request, memory, recall_coming=recall is not None, **options), recall)
 
 
 def decide(

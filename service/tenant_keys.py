@@ -11,10 +11,21 @@ from collections.abc import Callable
 
 from cachetools import TTLCache
 
-from store.db import Database, system_scope
+from store.db import Database, bind_tenant, system_scope
 from store.repositories import tenants
+from store.rls import SYSTEM
 
-__all__ = ["TenantKeys"]
+__all__ = ["TenantKeys", "act_for_admin", "act_for_tenant"]
+
+
+def act_for_tenant(tenant_id: str) -> None:
+    """From here on, this request's transactions see only `tenant_id`'s rows (row-level security)."""
+    bind_tenant(tenant_id)
+
+
+def act_for_admin() -> None:
+    """From here on, this request's transactions see every tenant's rows: admin calls span tenants."""
+    bind_tenant(SYSTEM)
 
 
 class TenantKeys:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from contracts.errors import InvalidInput
+from contracts.errors import InvalidInput, NotFound
 from providers.upstream import UpstreamPool, UpstreamTarget
 from store.db import Database
 from store.repositories import upstreams
 from store.repositories.upstreams import StoredUpstream
 from store.secrets import SecretBox
 
-__all__ = ["DEFAULT_BASE_URL", "ProxyContext"]
+__all__ = ["DEFAULT_BASE_URL", "ProxyContext", "StoredUpstream"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Like API keys: a changed upstream reaches every replica within this time.
@@ -41,6 +41,32 @@ class ProxyContext:
 
     def forget(self, tenant_id: str) -> None:
         self._stored.pop(tenant_id, None)
+
+    async def set(self, tenant_id: str, *, base_url: str, api_key: str | None) -> StoredUpstream:
+        """Store the tenant's upstream, its key sealed; this replica uses it at once."""
+        async with self.db.session() as session, session.begin():
+            stored = await upstreams.set_upstream(session, tenant_id=tenant_id, base_url=base_url, api_key=api_key,
+                                                  box=self.box)
+        self.forget(tenant_id)
+        return stored
+
+    async def shown(self, tenant_id: str) -> StoredUpstream:
+        """The tenant's upstream as an admin sees it: never its key."""
+        async with self.db.session() as session:
+            stored = await upstreams.get_upstream(session, tenant_id=tenant_id, box=None)
+        if stored is None:
+            raise NotFound(f"no upstream set for tenant {tenant_id!r}")
+        return stored
+
+    async def clear(self, tenant_id: str) -> StoredUpstream:
+        """Remove the tenant's upstream; returns what it was."""
+        async with self.db.session() as session, session.begin():
+            stored = await upstreams.get_upstream(session, tenant_id=tenant_id, box=None)
+            if stored is None:
+                raise NotFound(f"no upstream set for tenant {tenant_id!r}")
+            await upstreams.clear_upstream(session, tenant_id=tenant_id)
+        self.forget(tenant_id)
+        return stored
 
     async def target(self, tenant_id: str, *, base_url: str | None, api_key: str | None) -> UpstreamTarget:
         if base_url:

@@ -10,11 +10,11 @@ from engine.assembly import Block, assemble
 from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import render_note_ask
 from engine.config import MechanismConfig
-from engine.decorate.view import facts_in_block, sealed_ids, visible_messages
 from engine.episodes import Episode, EpisodeState
 from engine.facts import Fact
 from engine.fade import should_sleep
 from engine.messages import StoredMessage
+from engine.planning.view import facts_in_block, sealed_ids, visible_messages
 
 __all__ = ["assemble_request", "block_keys", "note_ask_turns", "sleeps", "turn_user_seq"]
 

@@ -9,9 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from engine.blocks.facts_block import render_facts_block
-from engine.decorate import facts_in_block
 from engine.episodes import EpisodeState
+from engine.planning import facts_in_block
 from engine.traces import episode_activations, fact_activations, significance
+from service.relay import TemporalClient, end_workflow
 from store.db import Database
 from store.repositories import episode_store, export, fact_store, graph, memories, recall_blocks, trace_store
 
@@ -116,7 +117,10 @@ async def export_chunks(db: Database, *, tenant_id: str, memory_id: str) -> Asyn
     return chunks()
 
 
-async def erase(db: Database, *, tenant_id: str, memory_id: str) -> None:
+async def erase(db: Database, temporal: TemporalClient, *, tenant_id: str, memory_id: str) -> bool:
+    """Delete everything the memory holds, then end its workflow; returns whether the workflow is gone (False
+    while Temporal is away: the data is gone whatever happens, ending the workflow is best effort)."""
     # The lane may hold the same memory's rows (graph, traces) while erase deletes them all: retried, not a 500.
     await db.transact(lambda session: memories.erase_memory(session, tenant_id=tenant_id, memory_id=memory_id))
+    return await end_workflow(temporal, tenant_id=tenant_id, memory_id=memory_id)
 

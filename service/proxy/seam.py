@@ -6,11 +6,11 @@ from typing import Any
 
 import orjson
 
-from api import decorate as decorate_service
-from api import report as report_service
-from api.clock import Clock
-from api.context import HotPath
-from api.relay import OutboxRelay
+from service import decorate as decorate_service
+from service import report as report_service
+from service.clock import Clock
+from service.context import HotPath
+from service.relay import OutboxRelay
 
 __all__ = ["decorate", "report"]
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.memory_cache import MemoryCache
-from api.recall import Recaller
 from engine.config import MechanismConfig
 from providers.tokens import TokenCounter
+from recall.find import Recaller
+from service.memory_cache import MemoryCache
 from store.db import Database
 
 __all__ = ["HotPath"]
@@ -24,7 +24,7 @@ class HotPath:
     counter: TokenCounter
     config: MechanismConfig
     # What recent decorates loaded of their memories, reused while it is still true.
-    memories: MemoryCache = field(default_factory=MemoryCache)
+    memory_cache: MemoryCache = field(default_factory=MemoryCache)
     # Recall for new user messages; None when it is off.
     recaller: Recaller | None = None
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.budget import Budget
-from engine.decorate.view import LetheText, ViewSizes
 from engine.episodes import Episode, Transition
 from engine.facts import Fact
 from engine.messages import StoredMessage
+from engine.planning.view import LetheText, ViewSizes
 from engine.recall.grouping import Recalled
 from engine.traces import Trace, encoding_trace
 

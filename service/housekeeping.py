@@ -9,7 +9,7 @@ import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
-from api.background import BackgroundLoop
+from service.background import BackgroundLoop
 from store.db import Database, system_scope
 from store.repositories import idempotency
 

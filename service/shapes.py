@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from api.errors import invalid_from_validation
-from api.schemas import ChatCompletionsRequest, ReportRequest, ResponsesRequest
 from contracts.errors import InvalidInput
-from engine.messages import history_items
+from engine.messages import Shape, history_items
+from service.requests import ChatCompletionsRequest, ReportRequest, ResponsesRequest
+from service.validation import invalid_from_validation
 
-__all__ = ["ApiShape", "agent_reply_is_empty", "parse_report", "parse_request", "reply_items", "role_of",
+__all__ = ["agent_reply_is_empty", "parse_report", "parse_request", "reply_items", "role_of",
            "usage_input_tokens"]
 
-# The API's name for a request's shape (`chat_completions`), as answers and decorate rows carry it; the engine's
-# own `engine.messages.Shape` says `chat`.
-ApiShape = Literal["chat_completions", "responses"]
 
 
-def parse_request(body: Any) -> tuple[ApiShape, list[dict[str, Any]]]:
+def parse_request(body: Any) -> tuple[Shape, list[dict[str, Any]]]:
     """Validate a provider request; return its shape and its history (the opening instructions excluded)."""
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object", field="body")
@@ -33,7 +30,7 @@ def parse_request(body: Any) -> tuple[ApiShape, list[dict[str, Any]]]:
             ChatCompletionsRequest.model_validate(body)
     except ValidationError as exc:
         raise invalid_from_validation(exc) from exc
-    shape: ApiShape = "responses" if "input" in body else "chat_completions"
+    shape: Shape = "responses" if "input" in body else "chat_completions"
     return shape, [dict(item) for item in history_items(body)]
 
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from contracts.errors import InvalidInput
-from store.models import MemoryRow
 
 __all__ = ["Clock"]
 
@@ -16,14 +15,15 @@ class Clock:
     now: datetime
     overridden: bool = False
 
-    def advance(self, memory: MemoryRow) -> datetime:
-        """The memory's time never goes backwards: an override that would is refused."""
-        if memory.latest_at is not None and self.now < memory.latest_at:
+    def advance(self, latest_at: datetime | None) -> datetime:
+        """The request's time for a memory whose latest time is `latest_at`: a memory's time never goes
+        backwards, and an override that would is refused."""
+        if latest_at is not None and self.now < latest_at:
             if self.overridden:
                 raise InvalidInput(
                     f"X-Lethe-Now {self.now.isoformat()} is before this memory's latest time "
-                    f"{memory.latest_at.isoformat()}",
+                    f"{latest_at.isoformat()}",
                     field="X-Lethe-Now",
                 )
-            return memory.latest_at  # a replica's clock slightly behind another's
+            return latest_at  # a replica's clock slightly behind another's
         return self.now

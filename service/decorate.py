@@ -16,18 +16,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.clock import Clock
-from api.context import HotPath
-from api.encoding import encode
-from api.memory_cache import CachedMemory, History, MemoryContents
-from api.shapes import parse_request, role_of
 from engine.budget import RECENT_MESSAGES
-from engine.decorate import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
 from engine.episodes import EpisodeState
-from engine.messages import item_kind
+from engine.messages import StoredMessage, item_kind
+from engine.planning import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
 from engine.recognition import content_hash, new_messages_start, recognisable_tail
+from service.clock import Clock
+from service.context import HotPath
+from service.encoding import encode
+from service.memory_cache import CachedMemory, History, MemoryContents
+from service.shapes import parse_request, role_of
 from store.db import StoreSession
-from store.models import MemoryRow, MessageRow
+from store.records import MemoryRecord
 from store.repositories import (
     boundary_store,
     episode_store,
@@ -94,7 +94,7 @@ async def decorate(
             locked = time.perf_counter()
             if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
                 return replay
-            now = clock.advance(memory)
+            now = clock.advance(memory.latest_at)
             history, stored = await _store_new_messages(ctx, session, call, tenant_id=tenant_id, memory=memory,
                                                         now=now)
             known = await _contents(ctx, session, tenant_id=tenant_id, memory=memory)
@@ -124,7 +124,7 @@ async def decorate(
             finding.cancel()
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
-    ctx.memories.put(tenant_id, memory.id, CachedMemory(history, known))
+    ctx.memory_cache.put(tenant_id, memory.id, CachedMemory(history, known))
     _log_if_slow(memory_id, started, locked, read, planned, recalled)
     return answer
 
@@ -160,10 +160,10 @@ async def _replay(session: StoreSession, call: _Call, *, tenant_id: str, memory_
 
 
 async def _store_new_messages(
-    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRow, now: datetime
-) -> tuple[History, list[MessageRow]]:
+    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRecord, now: datetime
+) -> tuple[History, list[StoredMessage]]:
     """Recognise what the memory already holds and store the rest, numbered, each with its user turn."""
-    cached = ctx.memories.get(tenant_id, memory.id)
+    cached = ctx.memory_cache.get(tenant_id, memory.id)
     history = cached.history.extended(await messages.history_after(
         session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=cached.history.last_seq))
     incoming_turns = sum(item_kind(m) == "user" for m in call.history)
@@ -177,9 +177,9 @@ async def _store_new_messages(
     return history.extended(messages.stored_rows(stored, fresh)), stored
 
 
-async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memory: MemoryRow) -> MemoryContents:
+async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memory: MemoryRecord) -> MemoryContents:
     """The memory's episodes, facts and traces: what the gateway holds, with what changed since read."""
-    known = ctx.memories.get(tenant_id, memory.id).contents
+    known = ctx.memory_cache.get(tenant_id, memory.id).contents
     if known is not None and known.version == memory.mechanism_version:
         return known
     since = None if known is None else known.version
@@ -196,15 +196,15 @@ async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memo
     )
 
 
-def _new_user_message(stored: list[MessageRow]) -> bool:
+def _new_user_message(stored: list[StoredMessage]) -> bool:
     """Whether this call stored a new user message last, confirmed under the lock: only then is there a turn
     for recall to find a block for."""
-    users = [row for row in stored if row.role == "user"]
-    return bool(users) and users[-1].seq == max(row.seq for row in stored)
+    users = [message for message in stored if message.kind == "user"]
+    return bool(users) and users[-1].seq == max(message.seq for message in stored)
 
 
 async def _decide(
-    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRow, history: History,
+    ctx: HotPath, session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRecord, history: History,
     known: MemoryContents, now: datetime, recall_coming: bool,
 ) -> Decided:
     in_view = in_view_and_recent(history.messages, known.hidden(), recent=RECENT_MESSAGES)
@@ -229,7 +229,7 @@ async def _decide(
     )
 
 
-async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, memory: MemoryRow,
+async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, memory: MemoryRecord,
                      now: datetime) -> None:
     await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=memory.id, episodes=plan.new_episodes, at=now)
     await episode_store.apply_transitions(session, tenant_id=tenant_id, memory_pk=memory.id,
@@ -242,8 +242,8 @@ async def _save_plan(session: StoreSession, plan: Decided, *, tenant_id: str, me
 
 
 def _answer(
-    session: StoreSession, call: _Call, plan: DecoratePlan, stored: list[MessageRow], *, tenant_id: str,
-    memory: MemoryRow, now: datetime,
+    session: StoreSession, call: _Call, plan: DecoratePlan, stored: list[StoredMessage], *, tenant_id: str,
+    memory: MemoryRecord, now: datetime,
 ) -> bytes:
     """Record the call (its decoration row, the lane's event, the answer a retry gets) and encode the answer."""
     decorate_id = "dec_" + secrets.token_hex(12)
@@ -254,8 +254,8 @@ def _answer(
     )
     note_ask_turns = list(plan.note_ask_turns) if plan.note_ask_turns else None
     outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="decorate", payload={
-        "decorate_id": decorate_id, "messages": [row.seq for row in stored],
-        "user_message": any(row.role == "user" for row in stored), "slept": plan.slept,
+        "decorate_id": decorate_id, "messages": [message.seq for message in stored],
+        "user_message": any(message.kind == "user" for message in stored), "slept": plan.slept,
         "note_ask_turns": note_ask_turns,
     })
     answer = encode({

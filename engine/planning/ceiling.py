@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from engine.decorate.view import ViewSizes
 from engine.episodes import Episode, EpisodeState, Transition, seal
 from engine.fade import apply_transitions, ceiling_passed, fade_in_progress, seal_leaving_without_facts
+from engine.planning.view import ViewSizes
 
 __all__ = ["seal_acknowledged", "seal_if_past_ceiling", "seal_picked_past_ceiling"]
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from api.clock import Clock
-from api.context import HotPath
-from api.encoding import encode
-from api.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
 from contracts.errors import Conflict
 from engine.blocks.note_ask import NoteReading
 from engine.facts import Fact
 from engine.recognition import content_hash
 from engine.replies import note_calls, read_note, without_note_calls
+from service.clock import Clock
+from service.context import HotPath
+from service.encoding import encode
+from service.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
 from store.repositories import fact_store, idempotency, memories, messages, note_store, outbox, size_ratios
 
 __all__ = ["report"]
@@ -67,7 +67,7 @@ async def report(
             raise Conflict(f"decorate {decoration.id!r} was already reported; each model call needs its own decorate")
         shape, response = decoration.shape, request.response
         reply_items(shape, response)  # validates before anything is stored
-        now = clock.advance(memory)
+        now = clock.advance(memory.latest_at)
         agent_response = without_note_calls(response)
         calls = note_calls(response)
         reading = read_note(response)
@@ -93,9 +93,9 @@ async def report(
             await size_ratios.learn(session, tenant_id=tenant_id, memory=memory, model=decoration.model,
                                     provider_tokens=provider_tokens, estimated_tokens=decoration.estimated_tokens,
                                     plausible=ctx.config.plausible_ratio, at=now)
-        memories.mark_reported(memory, decoration, at=now)
+        await memories.mark_reported(session, memory, decoration, at=now)
         outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="report", payload={
-            "decorate_id": decoration.id, "messages": [row.seq for row in stored]})
+            "decorate_id": decoration.id, "messages": [message.seq for message in stored]})
         if fact_keys:
             outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="facts_written",
                              payload={"decorate_id": decoration.id, "fact_keys": fact_keys})
@@ -128,5 +128,5 @@ async def _take_note(
         for index, entry in enumerate(reading.entries)
     ]
     fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)
-    note_store.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
+    await note_store.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
     return [fact.id for fact in facts]

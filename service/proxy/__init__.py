@@ -1,0 +1,1 @@
+"""The proxy's turn: decorate, the upstream call, report."""
