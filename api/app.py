@@ -17,7 +17,7 @@ from api.openapi import install_openapi
 from api.routes import admin, health, memories, proxy, upstreams
 from api.routes.inspect import install_inspector
 from api.routes.metrics import install_metrics, serve_metrics
-from service.gateway import Gateway
+from service.gateway import GatewayServices
 from service.options import GatewayOptions
 
 __all__ = ["GatewayApp", "create_app"]
@@ -30,18 +30,17 @@ def create_app(options: GatewayOptions) -> FastAPI:
     """The gateway; tracing, when wanted, is configured by the caller before (`cli.gateway`)."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        opened = await Gateway.open(options)
+        services = await GatewayServices.open(options)
         gateway, limits = options.gateway, options.limits
-        app.state.gateway, app.state.options = opened, options
-        # What the dependencies and the health probe read (api/deps.py, api/routes/health.py).
-        app.state.db, app.state.temporal, app.state.relay = opened.db, opened.temporal, opened.relay
-        app.state.hot_path, app.state.tenant_keys, app.state.proxy = opened.hot_path, opened.tenant_keys, opened.proxy
+        app.state.services, app.state.options = services, options
+        # What the health probe reads (api/routes/health.py, shared with the worker's).
+        app.state.db, app.state.temporal = services.db, services.temporal
         app.state.limits = TenantLimits(
             rate=limits.tenant_rate_per_second,
             burst=limits.tenant_rate_burst or math.ceil(2 * limits.tenant_rate_per_second),
             max_decorates=limits.tenant_max_concurrent_decorates)
         stop_metrics = serve_metrics(gateway.host, gateway.metrics_port) if gateway.metrics_port else None
-        opened.start()
+        services.start()
         freeze_startup()
         stop_watching_gc = watch_gc()
         try:
@@ -50,7 +49,7 @@ def create_app(options: GatewayOptions) -> FastAPI:
             stop_watching_gc()
             if stop_metrics is not None:
                 stop_metrics()
-            await opened.close()
+            await services.close()
 
     app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
     if options.tracing:

@@ -16,7 +16,7 @@ from api.schemas import MEMORY_ID_PATTERN
 from contracts.errors import InvalidInput, Unauthorized
 from service.clock import Clock
 from service.context import HotPath
-from service.gateway import Gateway
+from service.gateway import GatewayServices
 from service.options import GatewayOptions
 from service.proxy.upstreams import ProxyContext
 from service.relay import OutboxRelay
@@ -25,7 +25,7 @@ from service.tenant_keys import TenantKeys, act_for_admin, act_for_tenant
 __all__ = [
     "AdminDep",
     "ClockDep",
-    "GatewayDep",
+    "ServicesDep",
     "HotPathDep",
     "MemoryIdDep",
     "OptionsDep",
@@ -39,24 +39,24 @@ async def _options(request: Request) -> GatewayOptions:
     return request.app.state.options  # type: ignore[no-any-return]
 
 
-async def _gateway(request: Request) -> Gateway:
-    return request.app.state.gateway  # type: ignore[no-any-return]
+async def _services(request: Request) -> GatewayServices:
+    return request.app.state.services  # type: ignore[no-any-return]
 
 
 async def _hot_path(request: Request) -> HotPath:
-    return request.app.state.hot_path  # type: ignore[no-any-return]
+    return request.app.state.services.hot_path  # type: ignore[no-any-return]
 
 
 async def _relay(request: Request) -> OutboxRelay:
-    return request.app.state.relay  # type: ignore[no-any-return]
+    return request.app.state.services.relay  # type: ignore[no-any-return]
 
 
 async def _proxy(request: Request) -> ProxyContext:
-    return request.app.state.proxy  # type: ignore[no-any-return]
+    return request.app.state.services.proxy  # type: ignore[no-any-return]
 
 
 OptionsDep = Annotated[GatewayOptions, Depends(_options)]
-GatewayDep = Annotated[Gateway, Depends(_gateway)]
+ServicesDep = Annotated[GatewayServices, Depends(_services)]
 RelayDep = Annotated[OutboxRelay, Depends(_relay)]
 HotPathDep = Annotated[HotPath, Depends(_hot_path)]
 ProxyDep = Annotated[ProxyContext, Depends(_proxy)]
@@ -72,7 +72,7 @@ def _bearer(authorization: str | None) -> str:
 
 
 async def _tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
-    keys: TenantKeys = request.app.state.tenant_keys
+    keys: TenantKeys = request.app.state.services.tenant_keys
     tenant_id = await keys.tenant_for(_bearer(authorization))
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")

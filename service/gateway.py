@@ -18,11 +18,11 @@ from service.tenant_keys import TenantKeys
 from store.db import Database
 from store.secrets import SecretBox
 
-__all__ = ["Gateway"]
+__all__ = ["GatewayServices"]
 
 
 @dataclass(frozen=True)
-class Gateway:
+class GatewayServices:
     options: GatewayOptions
     db: Database
     temporal: TemporalClient
@@ -33,7 +33,7 @@ class Gateway:
     housekeeping: Housekeeping
 
     @classmethod
-    async def open(cls, options: GatewayOptions) -> Gateway:
+    async def open(cls, options: GatewayOptions) -> GatewayServices:
         database, gateway = options.database, options.gateway
         db = Database(database.url, pool_size=database.pool_size, role=database.role or None, strict=True,
                       pool_timeout=database.pool_timeout_seconds)

@@ -2,7 +2,7 @@
 
 The gateway never reads `LETHE_*` variables itself: `cli.gateway` reads the settings and hands their groups
 over whole (`config` only gives their types here), with a way to reach Temporal and the recall it built.
-`service.gateway.Gateway` opens what the routes call from them.
+`service.gateway.GatewayServices` opens what the routes call from them.
 """
 
 from __future__ import annotations

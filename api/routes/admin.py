@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, status
 
-from api.deps import AdminDep, GatewayDep
+from api.deps import AdminDep, ServicesDep
 from api.openapi import BODY, errors
 from api.schemas import KeyPublic, TenantCreate, TenantCreated
 from service import tenants
@@ -26,28 +26,28 @@ def _issued(issued: tenants.IssuedKey) -> TenantCreated:
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED, response_model=TenantCreated,
              responses=errors(*ADMIN, *BODY, 409))
-async def create_tenant(body: TenantCreate, gateway: GatewayDep, _: AdminDep) -> TenantCreated:
-    return _issued(await tenants.create_tenant(gateway.db, name=body.name))
+async def create_tenant(body: TenantCreate, services: ServicesDep, _: AdminDep) -> TenantCreated:
+    return _issued(await tenants.create_tenant(services.db, name=body.name))
 
 
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED, response_model=TenantCreated,
              responses=errors(*ADMIN, 404))
-async def create_key(tenant_id: TenantId, gateway: GatewayDep, _: AdminDep) -> TenantCreated:
-    return _issued(await tenants.issue_key(gateway.db, tenant_id=tenant_id))
+async def create_key(tenant_id: TenantId, services: ServicesDep, _: AdminDep) -> TenantCreated:
+    return _issued(await tenants.issue_key(services.db, tenant_id=tenant_id))
 
 
 @router.get("/tenants/{tenant_id}/keys", response_model=list[KeyPublic], responses=errors(*ADMIN, 404))
-async def list_keys(tenant_id: TenantId, gateway: GatewayDep, _: AdminDep) -> list[KeyPublic]:
-    return [KeyPublic.of(key) for key in await tenants.list_keys(gateway.db, tenant_id=tenant_id)]
+async def list_keys(tenant_id: TenantId, services: ServicesDep, _: AdminDep) -> list[KeyPublic]:
+    return [KeyPublic.of(key) for key in await tenants.list_keys(services.db, tenant_id=tenant_id)]
 
 
 @router.delete("/tenants/{tenant_id}/keys/{key_id}", response_model=KeyPublic, responses=errors(*ADMIN, 404))
-async def revoke_key(tenant_id: TenantId, key_id: KeyId, gateway: GatewayDep, _: AdminDep) -> KeyPublic:
-    return KeyPublic.of(await tenants.revoke_key(gateway.db, tenant_id=tenant_id, key_id=key_id))
+async def revoke_key(tenant_id: TenantId, key_id: KeyId, services: ServicesDep, _: AdminDep) -> KeyPublic:
+    return KeyPublic.of(await tenants.revoke_key(services.db, tenant_id=tenant_id, key_id=key_id))
 
 
 @router.post("/tenants/{tenant_id}/keys/{key_id}/rotate", status_code=status.HTTP_201_CREATED,
              response_model=TenantCreated, responses=errors(*ADMIN, 404))
-async def rotate_key(tenant_id: TenantId, key_id: KeyId, gateway: GatewayDep, _: AdminDep) -> TenantCreated:
+async def rotate_key(tenant_id: TenantId, key_id: KeyId, services: ServicesDep, _: AdminDep) -> TenantCreated:
     """A new key for the tenant and the old one revoked, in one transaction."""
-    return _issued(await tenants.rotate_key(gateway.db, tenant_id=tenant_id, key_id=key_id))
+    return _issued(await tenants.rotate_key(services.db, tenant_id=tenant_id, key_id=key_id))

@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.deps import CLOCK_PATTERN, ClockDep, GatewayDep, MemoryIdDep, OptionsDep, TenantDep
+from api.deps import CLOCK_PATTERN, ClockDep, MemoryIdDep, OptionsDep, ServicesDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
 from api.openapi import TENANT, errors
 from contracts.errors import InvalidInput
@@ -42,20 +42,20 @@ def _time(value: str | None, field: str) -> datetime | None:
 @router.get("", response_model=MemoryListPublic, responses=errors(*TENANT))
 async def list_memories(
     tenant_id: TenantDep,
-    gateway: GatewayDep,
+    services: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(pattern=inspector.CURSOR_PATTERN)] = None,
     prefix: Annotated[str | None, Query(max_length=128)] = None,
 ) -> dict[str, Any]:
     """The tenant's memories, most recently active first, `limit` per page; pass `next_cursor` on."""
-    return await inspector.list_memories(gateway.db, tenant_id=tenant_id, limit=limit, cursor=cursor, prefix=prefix)
+    return await inspector.list_memories(services.db, tenant_id=tenant_id, limit=limit, cursor=cursor, prefix=prefix)
 
 
 @router.get("/{memory_id}/activation", response_model=ActivationPublic, responses=errors(*TENANT, 404))
 async def activation(
     memory_id: MemoryIdDep,
     tenant_id: TenantDep,
-    gateway: GatewayDep,
+    services: ServicesDep,
     clock: ClockDep,
     from_: Annotated[str | None, Query(alias="from", pattern=CLOCK_PATTERN)] = None,
     to: Annotated[str | None, Query(pattern=CLOCK_PATTERN)] = None,
@@ -68,23 +68,23 @@ async def activation(
     """Each episode's activation over time (the episodes overlapping the turn range, the oldest `limit` of them,
     or the newest with `newest=true`), its significance, and the memory's fades and sleeps."""
     return await inspector.activation(
-        gateway.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now, start=_time(from_, "from"),
+        services.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now, start=_time(from_, "from"),
         end=_time(to, "to"), points=points, first_turn=first_turn, last_turn=last_turn, limit=limit, newest=newest,
     )
 
 
 @router.get("/{memory_id}/facts", response_model=FactsPublic, responses=errors(*TENANT, 404))
-async def facts(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep) -> dict[str, Any]:
+async def facts(memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep) -> dict[str, Any]:
     """Every fact the memory holds, current and retired, with validity and provenance."""
-    return await inspector.facts(gateway.db, tenant_id=tenant_id, memory_id=memory_id)
+    return await inspector.facts(services.db, tenant_id=tenant_id, memory_id=memory_id)
 
 
 @router.get("/{memory_id}/workflow", response_model=WorkflowPublic, responses=errors(*TENANT, 404))
 async def workflow(
-    memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep, options: OptionsDep
+    memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep, options: OptionsDep
 ) -> dict[str, Any]:
     """The memory's Temporal workflow id, and its page in the Temporal UI when LETHE_TEMPORAL_UI_URL is set."""
-    return await inspector.workflow_link(gateway.db, tenant_id=tenant_id, memory_id=memory_id,
+    return await inspector.workflow_link(services.db, tenant_id=tenant_id, memory_id=memory_id,
                                          namespace=options.temporal.namespace, ui_url=options.temporal.ui_url)
 
 

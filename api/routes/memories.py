@@ -11,11 +11,11 @@ from fastapi.responses import StreamingResponse
 from api.body import parse_json
 from api.deps import (
     ClockDep,
-    GatewayDep,
     HotPathDep,
     MemoryIdDep,
     OptionsDep,
     RelayDep,
+    ServicesDep,
     TenantDep,
 )
 from api.encoding import JSONBytes
@@ -67,20 +67,20 @@ async def report(
 
 
 @router.get("/{memory_id}", response_model=MemoryPublic, responses=errors(*TENANT, 404))
-async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep,
+async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep,
                      clock: ClockDep) -> dict[str, Any]:
-    return await memory_state.memory_state(gateway.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
+    return await memory_state.memory_state(services.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
 
 
 @router.get("/{memory_id}/export", responses={
     200: {"description": "Everything the memory holds, as one JSON document.",
           "content": {"application/json": {"schema": {"type": "object"}}}}, **errors(*TENANT, 404)})
-async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep) -> StreamingResponse:
-    chunks = await memory_state.export_chunks(gateway.db, tenant_id=tenant_id, memory_id=memory_id)
+async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep) -> StreamingResponse:
+    chunks = await memory_state.export_chunks(services.db, tenant_id=tenant_id, memory_id=memory_id)
     return StreamingResponse(chunks, media_type="application/json")
 
 
 @router.delete("/{memory_id}", response_model=ErasedPublic, responses=errors(*TENANT, 404))
-async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, gateway: GatewayDep) -> ErasedPublic:
-    ended = await memory_state.erase(gateway.db, gateway.temporal, tenant_id=tenant_id, memory_id=memory_id)
+async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep) -> ErasedPublic:
+    ended = await memory_state.erase(services.db, services.temporal, tenant_id=tenant_id, memory_id=memory_id)
     return ErasedPublic(memory_id=memory_id, erased=True, workflow_ended=ended)

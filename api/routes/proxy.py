@@ -88,7 +88,7 @@ async def _proxy(shape: str, request: Request, memory_id: str, caller: _Caller) 
     if not MEMORY_ID_PATTERN.match(memory_id):
         raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="X-Lethe-Memory")
     body = await _body(request, caller.options.limits.max_body_bytes, shape)
-    proxy: ProxyContext = request.app.state.proxy
+    proxy: ProxyContext = request.app.state.services.proxy
     target = await proxy.target(caller.tenant_id, base_url=caller.upstream_url, api_key=caller.upstream_key)
     call = ProxyCall(hot_path=caller.hot_path, relay=caller.relay, upstream=await proxy.pool.get(target),
                      tenant_id=caller.tenant_id, memory_id=memory_id, clock=caller.clock, shape=shape, body=body,
