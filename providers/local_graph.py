@@ -34,6 +34,12 @@ _MONTHS = ("january february march april may june july august september october 
 _DATE_WORDS = frozenset(_WEEKDAYS + _MONTHS + "today tomorrow yesterday tonight week month quarter q1 q2 q3 q4"
                         .split())
 _TOKEN = re.compile(r"[a-z0-9]+", re.IGNORECASE)
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# A date as people write it: "7 May", "May 7th", "2026-03-14", a weekday, "tomorrow".
+_DATE = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{_MONTH})\b(?:\s+\d{{4}})?"
+                   rf"|(?:{_MONTH})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
+                   rf"|\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTH})\b|{'|'.join(_WEEKDAYS)}|today|tomorrow|yesterday|tonight)",
+                   re.IGNORECASE)
 
 
 def claim(item: str | FactClaim) -> FactClaim:
@@ -94,6 +100,16 @@ def _values(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _dates(text: str) -> frozenset[str]:
+    """The dates a note names, each as written (lower case)."""
+    return frozenset(" ".join(m.group(0).lower().split()) for m in _DATE.finditer(text))
+
+
+def _undated_values(text: str) -> frozenset[str]:
+    """The values of a note outside its dates: amounts, shares, versions, identifiers."""
+    return _values(_DATE.sub(" ", text))
+
+
 def _mentions(note: str, name: str) -> bool:
     """Every word of the name is in the note: the entity is still spoken of."""
     wanted, said = words(name), words(note)
@@ -124,7 +140,9 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
                                                             and similarity >= topic - 0.15)
     if not same_topic:
         return ContradictionVerdict(Relation.UNRELATED, 0.8)
-    if (a.negations % 2) != (b.negations % 2) or antonym_clash(a, b):
+    same_claim = overlap >= 0.5 or (structured and same_subject and same_object)
+    if ((a.negations % 2) != (b.negations % 2) or antonym_clash(a, b)) and same_claim:
+        # A reversal of the same claim; a "not" in a sentence about another thing of the same person is not one.
         return ContradictionVerdict(Relation.CONTRADICTS, 0.9)
     values_a, values_b = _values(old.note), _values(new.note)
     new_tokens = _tokens(new.note)
@@ -138,7 +156,12 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     if structured and same_subject != same_object and not swapped:
         # One end kept, the other replaced: a substitution, unless the relation holds many at once.
         # The same relation: the same words, or one side's words all in the other's (an adverb more).
-        kept_rel = jaccard(rel_a, rel_b) >= 0.5 or rel_a <= rel_b or rel_b <= rel_a or change_cue
+        # A change word counts only beside a value that changed: in everyday talk "now" or "actually" is in
+        # half the sentences, and two things one person did are not a substitution.
+        # One side's relation words all in the other's counts when both say one (an empty side says nothing).
+        within = (rel_a <= rel_b or rel_b <= rel_a) and bool(rel_a) == bool(rel_b)
+        kept_rel = jaccard(rel_a, rel_b) >= 0.5 or within or \
+            (change_cue and bool(values_a) and bool(values_b) and values_a != values_b)
         many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
         if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (new_tokens & _STATUS):
             return ContradictionVerdict(Relation.UPDATES, 0.8)
@@ -151,11 +174,16 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     if status_a and status_b and status_a != status_b and (old.milestone or new.milestone):
         return ContradictionVerdict(Relation.UPDATES, 0.8)
     if values_a != values_b and values_b and values_a:
-        # Same relation, another number or date: progress (40% then 70%) or a move (Wednesday then Thursday).
-        kind = Relation.CONTRADICTS if change_cue or (values_a ^ values_b) & _DATE_WORDS else \
-            Relation.UPDATES
-        return ContradictionVerdict(kind, 0.8)
-    if change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
+        # Same relation, another value. Said to change (moved, now, instead): a move or a correction. Another
+        # amount or share: progress (40% then 70%). Only another date: two dated things (a group on 7 May and
+        # on 20 May), both stand.
+        if change_cue:
+            return ContradictionVerdict(Relation.CONTRADICTS, 0.8)
+        if _undated_values(old.note) != _undated_values(new.note) and _undated_values(new.note):
+            return ContradictionVerdict(Relation.UPDATES, 0.8)
+        return ContradictionVerdict(Relation.UNRELATED, 0.6)
+    if not structured and change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
+        # Without a subject and object to hold it to, a change said of the same topic replaces it.
         return ContradictionVerdict(Relation.CONTRADICTS, 0.7)
     extra = containment(b.content, a.content)  # how much of the newer is already in the older
     if len(b.content - a.content) >= 2 and containment(a.content, b.content) >= 0.75:

@@ -114,11 +114,14 @@ TASKS = {
         name="judge_contradiction",
         instructions=(
             "Each item is an older fact and a newer fact, with their subject and object when known. Give "
-            "`relation`: `contradicts` when both cannot be true at once (one negates or reverses the other, or "
-            "puts another entity or date in the same role: another owner, a moved day), `updates` when the "
-            "newer one moves the same thing on (new numbers, progress, a milestone reached), `restates` when it "
-            "says the same thing again in other words, `unrelated` when they are about different things, both "
-            "simply hold, or the newer only adds detail. Give `score`, your confidence from 0 to 1."
+            "`relation`: `contradicts` only when both cannot be true at once: the same subject and the same "
+            "attribute or relation with another value (another owner, a moved day), a reversed decision, or a "
+            "correction; `updates` when the newer one moves the same thing on (new numbers, progress, a milestone "
+            "reached); `restates` when it says the same thing again in other words; `unrelated` when they are "
+            "about different things, both simply hold, or the newer only adds detail. Two things one person did "
+            "or said are both true: sharing a subject, a different date, or a word such as 'now' or 'actually' "
+            "is not a contradiction. When unsure, say `unrelated`: both facts stand. Give `score`, your "
+            "confidence from 0 to 1."
         ),
         fields={
             "relation": {"type": "string", "enum": ["unrelated", "restates", "updates", "contradicts"]},
