@@ -19,7 +19,7 @@ from engine.planning.records import Decided, DecoratePlan, PlanCore, StoredMemor
 from engine.planning.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_seq
 from engine.planning.view import Fixed, LetheText, ViewSizes, fixed_tokens, visible_messages
 from engine.recall.grouping import Recalled
-from engine.recall.placing import Placing, block_budget
+from engine.recall.placing import Placing, block_budget, earlier_blocks_within
 from engine.sizing import estimate_tokens
 from engine.traces import encoding_trace, episode_activations, fact_activations
 from engine.units import Unit, current_turn, units_of
@@ -115,7 +115,7 @@ def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, con
     recall_seq = turn_user_seq(messages, turn)
     # Earlier turns' blocks stand in the view; this turn's counts with what no fade can shrink: the room kept for
     # a block still being found, or the block a tool loop's turn already carries.
-    blocks = {seq: text for seq, text in memory.recall_blocks.items() if seq != recall_seq}
+    earlier = {seq: text for seq, text in memory.recall_blocks.items() if seq != recall_seq}
     room = block_budget(config) if recall_coming and recall_seq is not None else 0
     current = memory.recall_blocks.get(recall_seq) if recall_seq is not None and not room else None
     current_tokens = lethe_text(current) if current is not None else 0
@@ -123,6 +123,7 @@ def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, con
     fixed = Fixed(fixed.tokens + current_tokens, fixed.note_reserve)
     units = units_of(messages)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens + room, config=config, size_ratio=size_ratio)
+    blocks = earlier_blocks_within(earlier, lethe_text, int(budget.budget * config.recall_blocks_max_share))
     sizes = ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
                       count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()})
     return _Setting(turn, units, recall_seq, blocks, room, current, current_tokens, fixed, budget, sizes,
@@ -204,9 +205,9 @@ def _check_ceiling(request: Mapping[str, Any], s: _Setting, ask_turns: tuple[int
 
 def _shown_in_view(memory: StoredMemory, episodes: Sequence[Episode], s: _Setting) -> frozenset[int]:
     """The fact ids an earlier recall block still in view shows: they are not recalled again."""
-    # A block that just left the view no longer shows its facts.
+    # A block that just left the view, or that the view's share for earlier blocks left out, shows nothing.
     visible = {m.seq for m in visible_messages(memory.messages, episodes)} if s.room and memory.recall_shown else set()
-    return frozenset(i for seq, ids in memory.recall_shown.items() if seq in visible and seq != s.recall_seq
+    return frozenset(i for seq, ids in memory.recall_shown.items() if seq in visible and seq in s.blocks
                      for i in ids)
 
 

@@ -4,18 +4,31 @@ recall never makes a decorate fail."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from engine.blocks.recall_block import recall_block
 from engine.config import MechanismConfig
 from engine.recall.grouping import Recalled
 
-__all__ = ["Placing", "block_budget"]
+__all__ = ["earlier_blocks_within", "Placing", "block_budget"]
 
 
 def block_budget(config: MechanismConfig) -> int:
     """The block's most tokens: the setting, and never more than a small share of the ceiling."""
     return min(config.recall_block_tokens, int(config.ceiling_tokens * config.recall_block_max_fraction))
+
+
+def earlier_blocks_within(blocks: Mapping[int, str], tokens: Callable[[str], int], limit: int) -> dict[int, str]:
+    """Earlier turns' blocks (by the seq of the message they stand before), the newest first while their tokens
+    stay within `limit`: the oldest go first, and a block that does not fit ends the list."""
+    kept: dict[int, str] = {}
+    total = 0
+    for seq in sorted(blocks, reverse=True):
+        total += tokens(blocks[seq])
+        if total > limit:
+            break
+        kept[seq] = blocks[seq]
+    return kept
 
 
 class Placing:

@@ -21,6 +21,7 @@ from engine.recall.fusion import fuse
 from engine.recall.grouping import RecalledFact, RecalledPassage, admissible, group
 from engine.recall.parts import split_parts
 from engine.recall.walk import CENTRAL, RELEVANT, TANGENTIAL, UNRELATED, WalkRules, is_kept, kept_in_order, walk
+from engine.sizing import estimate_tokens
 from tests.unit.engine.conversations import T0, plan_call, request, stored, turn, user
 
 WORD = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
@@ -256,3 +257,31 @@ def test_what_recall_brings_changes_the_block_and_nothing_the_memory_decides() -
     assert all(d == decided[0] for d in decided)
     assert plans[0].recall_block is None and plans[1].recall_block is not None and plans[2].recall_block is not None
     assert plans[0].estimated_tokens < plans[1].estimated_tokens <= plans[2].estimated_tokens <= config.ceiling_tokens
+
+
+@settings(max_examples=40, deadline=None)
+@given(questions=st.integers(min_value=1, max_value=150), block_words=st.integers(min_value=5, max_value=200),
+       ceiling=st.sampled_from([4_000, 8_000, 32_000]))
+def test_earlier_blocks_never_hold_more_than_their_share_of_the_view_the_newest_kept(
+        questions: int, block_words: int, ceiling: int) -> None:
+    # A conversation of questions, each turn with the block recall placed for it; then one more question.
+    items = [item for i in range(questions) for item in turn(i + 1)] + [user("And the tax table?")]
+    messages = stored(items)
+    config = MechanismConfig(ceiling_tokens=ceiling)
+    blocks = {m.seq: f"{OPEN}\nrecords of question {m.turn}: " + "detail " * block_words + f"\n{CLOSE}"
+              for m in messages if m.kind == "user" and m.turn <= questions}
+    shown = {seq: frozenset({m_turn}) for m_turn, seq in enumerate(sorted(blocks), start=1)}
+    memory = StoredMemory(messages, recall_blocks=blocks, recall_shown=shown)
+    ask = RecalledFact("k1", 1, "The tax table is blocked on legal.", "tax table", "legal", T0, 1, 1)
+    plan = plan_call(request("chat_completions", items), memory, now=messages[-1].at, config=config, recall=[ask])
+    sent = [m.get("content") for m in plan.request["messages"]]
+    earlier = [seq for seq, text in blocks.items() if text in sent]
+    assert sum(estimate_tokens(blocks[seq]) for seq in earlier) <= plan.budget.budget * config.recall_blocks_max_share
+    # The newest go in first: what is left out is older than all that is kept.
+    assert all(left < min(earlier) for left in set(blocks) - set(earlier)) if earlier else True
+    # Fact 1 was shown by the first block: not recalled again while that block is sent, recalled once it is left
+    # out (when the ceiling leaves the new block any room).
+    if min(blocks) in earlier:
+        assert "tax table is blocked" not in (plan.recall_block or "")
+    elif plan.recall_block is not None:
+        assert "tax table is blocked" in plan.recall_block
