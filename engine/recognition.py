@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HeldMessage", "content_hash", "new_messages_start", "recognisable_tail"]
+__all__ = ["HeldMessage", "content_hash", "new_messages_start", "recognisable_tail", "replaced_user_message"]
 
 
 def content_hash(message: Any) -> str:
@@ -70,6 +70,25 @@ def new_messages_start(held: Sequence[HeldMessage], incoming: Sequence[str]) -> 
         if matched is not None:
             return matched
     return 0
+
+
+def replaced_user_message(held: Sequence[HeldMessage], incoming: Sequence[str]) -> int | None:
+    """Where the new messages start when the request replaces the held history's last message, a user message
+    no reply followed (an edited message, a regenerate, a retry with new text): the request lines up with
+    everything held before it and goes on with another message. None when it does not.
+
+    Without this, such a request lines up with nothing held and its whole history would be stored again."""
+    if len(held) < 2 or not held[-1].opens_turn or not incoming:
+        return None
+    if new_messages_start(held, incoming) or incoming[-1] == held[-1].agent_hash:
+        return None  # it lines up as it is, or it still ends with the held message
+    before = held[:-1]
+    start = new_messages_start(before, incoming)
+    # Something held must line up (a request of new messages only says nothing of what it replaces), and what
+    # follows must be new: another message in the replaced one's place.
+    if start == 0 or start >= len(incoming) or incoming[start] == held[-1].agent_hash:
+        return None
+    return start
 
 
 def recognisable_tail(held: Sequence[HeldMessage], incoming_turns: int) -> Sequence[HeldMessage]:

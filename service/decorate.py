@@ -20,7 +20,7 @@ from engine.budget import RECENT_MESSAGES
 from engine.episodes import EpisodeState
 from engine.messages import StoredMessage, item_kind
 from engine.planning import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
-from engine.recognition import content_hash, new_messages_start, recognisable_tail
+from engine.recognition import content_hash, new_messages_start, recognisable_tail, replaced_user_message
 from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
@@ -62,6 +62,8 @@ class _Call:
     key: str
     explicit_key: bool
     model: str
+    # This call's id, chosen first: a user message it replaces is recorded as replaced by it.
+    decorate_id: str
 
     @classmethod
     def of(cls, body: Any, idempotency_key: str | None) -> _Call:
@@ -69,7 +71,7 @@ class _Call:
         body_hash = content_hash(body)
         return cls(body=body, shape=shape, history=history, hashes=[content_hash(m) for m in history],
                    body_hash=body_hash, key=idempotency_key or body_hash, explicit_key=idempotency_key is not None,
-                   model=str(body.get("model")))
+                   model=str(body.get("model")), decorate_id="dec_" + secrets.token_hex(12))
 
 
 async def decorate(
@@ -167,7 +169,12 @@ async def _store_new_messages(
     history = cached.history.extended(await messages.history_after(
         session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=cached.history.last_seq))
     incoming_turns = sum(item_kind(m) == "user" for m in call.history)
-    start = new_messages_start(recognisable_tail(history.held, incoming_turns), call.hashes)
+    tail = recognisable_tail(history.held, incoming_turns)
+    start = new_messages_start(tail, call.hashes)
+    if not start and history.messages and history.messages[-1].kind == "user" and \
+            (after := replaced_user_message(tail, call.hashes)) is not None:
+        history, start = await _replace_last(session, call, tenant_id=tenant_id, memory=memory, history=history,
+                                             now=now), after
     fresh = [
         messages.NewMessage(body=message, role=role_of(message), content_hash=digest, turn=0,
                             tokens=ctx.message_tokens(message, call.model), agent_hash=digest)
@@ -175,6 +182,18 @@ async def _store_new_messages(
     ]
     stored, fresh = messages.append_turns(session, tenant_id=tenant_id, memory=memory, new=fresh, at=now)
     return history.extended(messages.stored_rows(stored, fresh)), stored
+
+
+async def _replace_last(session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRecord,
+                        history: History, now: datetime) -> History:
+    """The request replaces the last user message, which no reply followed: it leaves the history (kept as
+    replaced), its block goes with it, and the decorates that brought it are superseded by this one."""
+    last = history.messages[-1]
+    await messages.replace_last(session, tenant_id=tenant_id, memory=memory, seq=last.seq, by=call.decorate_id,
+                                at=now)
+    await recall_blocks.drop_block(session, tenant_id=tenant_id, memory_pk=memory.id, before_seq=last.seq)
+    await memories.supersede_unreported(session, tenant_id=tenant_id, memory=memory, by=call.decorate_id)
+    return history.without_last()
 
 
 async def _contents(ctx: HotPath, session: StoreSession, *, tenant_id: str, memory: MemoryRecord) -> MemoryContents:
@@ -246,7 +265,7 @@ def _answer(
     memory: MemoryRecord, now: datetime,
 ) -> bytes:
     """Record the call (its decoration row, the lane's event, the answer a retry gets) and encode the answer."""
-    decorate_id = "dec_" + secrets.token_hex(12)
+    decorate_id = call.decorate_id
     memories.add_decoration(
         session, decorate_id=decorate_id, tenant_id=tenant_id, memory=memory, shape=call.shape, model=call.model,
         at=now, estimated_tokens=plan.estimated_tokens, fixed_tokens=plan.budget.fixed,

@@ -82,6 +82,10 @@ class History:
         return History(self.messages.extended(m for m, _ in rows),
                        self.held.extended(h for _, h in rows if h is not None))
 
+    def without_last(self) -> History:
+        """The history before its last message, a user message (which the agent holds, so `held` ends with it)."""
+        return History(Prefix(self.messages[:-1]), Prefix(self.held[:-1]))
+
 
 @dataclass(frozen=True)
 class MemoryContents:

@@ -63,6 +63,9 @@ async def report(
             return replay.body
         decoration = await memories.get_decoration(session, tenant_id=tenant_id, memory=memory,
                                                    decorate_id=request.decorate_id)
+        if decoration.superseded_by is not None:
+            raise Conflict(f"decorate {decoration.id!r} was superseded by {decoration.superseded_by!r}: a later "
+                           "request replaced its user message; report the decorate that request got")
         if decoration.reported_at is not None:
             raise Conflict(f"decorate {decoration.id!r} was already reported; each model call needs its own decorate")
         shape, response = decoration.shape, request.response

@@ -106,6 +106,7 @@ class DecorationRecord:
     fixed_tokens: int
     note_ask_first_turn: int | None
     note_ask_last_turn: int | None
+    superseded_by: str | None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Table rows. API shapes live in `api/schemas.py`; a row never leaves the store as it is."""
 
 from store.models.base import Base
-from store.models.conversation import DecorationRow, MemoryRow, MessageRow, OutboxEventRow
+from store.models.conversation import DecorationRow, MemoryRow, MessageRow, OutboxEventRow, ReplacedMessageRow
 from store.models.deployment import DeploymentSettingRow
 from store.models.graph import EntityAliasRow, EntityRow, PassageRow
 from store.models.mechanism import (
@@ -35,6 +35,7 @@ __all__ = [
     "OutboxEventRow",
     "PassageRow",
     "RecallBlockRow",
+    "ReplacedMessageRow",
     "RecallWalkRow",
     "SizeRatioRow",
     "TenantRow",

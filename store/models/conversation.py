@@ -89,6 +89,26 @@ class DecorationRow(Base):
     # Turns whose note was asked for in this call (none when no ask).
     note_ask_first_turn: Mapped[int | None] = mapped_column(Integer)
     note_ask_last_turn: Mapped[int | None] = mapped_column(Integer)
+    # The decorate whose request replaced this one's user message before it was reported (migration 0019).
+    superseded_by: Mapped[str | None] = mapped_column(String(40))
+
+
+class ReplacedMessageRow(Base):
+    """A user message no reply followed, replaced by the agent's next request: out of the history, kept here."""
+
+    __tablename__ = "replaced_messages"
+    __table_args__ = (Index("ix_replaced_messages_memory_seq", "memory_pk", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    memory_pk: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), nullable=False)
+    tenant_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    turn: Mapped[int] = mapped_column(Integer, nullable=False)
+    role: Mapped[str] = mapped_column(String(40), nullable=False)
+    body: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    replaced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    replaced_by: Mapped[str] = mapped_column(String(40), nullable=False)
 
 
 class OutboxEventRow(Base):

@@ -21,6 +21,7 @@ from store.models import (
     PassageRow,
     RecallBlockRow,
     RecallWalkRow,
+    ReplacedMessageRow,
     TraceRow,
 )
 from store.records import MemoryRecord, row_of
@@ -30,6 +31,8 @@ __all__ = ["SECTIONS", "memory_row", "section_rows"]
 # Each section in its natural order.
 SECTIONS: dict[str, tuple[Any, Any]] = {
     "messages": (MessageRow, MessageRow.seq),
+    # User messages the agent replaced before a reply (an edit, a regenerate): out of the history, kept here.
+    "replaced_messages": (ReplacedMessageRow, ReplacedMessageRow.id),
     "decorations": (DecorationRow, DecorationRow.at),
     "episodes": (EpisodeRow, EpisodeRow.first_seq),
     "episode_transitions": (EpisodeTransitionRow, EpisodeTransitionRow.id),

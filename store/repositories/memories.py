@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,6 +22,7 @@ __all__ = [
     "lock_memory",
     "mark_reported",
     "owe_sleep",
+    "supersede_unreported",
     "was_reported",
 ]
 
@@ -109,6 +110,14 @@ def owe_sleep(memory: MemoryRecord, *, owed: bool) -> None:
     """Remember a sleep that met a fade in progress (or that the owed one happened); the caller holds the lock."""
     if memory.sleep_owed != owed:
         row_of(memory).sleep_owed = owed
+
+
+async def supersede_unreported(session: AsyncSession, *, tenant_id: str, memory: MemoryRecord, by: str) -> None:
+    """The memory's decorates not reported yet answer a request the agent has replaced: `by` supersedes them,
+    and their reports are refused."""
+    await session.execute(update(DecorationRow).where(
+        DecorationRow.tenant_id == tenant_id, DecorationRow.memory_pk == memory.id,
+        DecorationRow.reported_at.is_(None), DecorationRow.superseded_by.is_(None)).values(superseded_by=by))
 
 
 async def latest_decoration(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> DecorationRecord | None:

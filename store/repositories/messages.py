@@ -12,10 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.messages import StoredMessage, item_kind
 from engine.recognition import HeldMessage
-from store.models import MessageRow
+from store.models import MessageRow, ReplacedMessageRow
 from store.records import MemoryRecord, row_of
 
-__all__ = ["NewMessage", "append_messages", "append_turns", "history_after", "stored_rows"]
+__all__ = ["NewMessage", "append_messages", "append_turns", "history_after", "replace_last", "stored_rows"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,22 @@ def stored_rows(stored: Sequence[StoredMessage], new: Sequence[NewMessage]) -> l
                                                                    item_kind(item.body) == "user"))
         for message, item in zip(stored, new, strict=True)
     ]
+
+
+async def replace_last(session: AsyncSession, *, tenant_id: str, memory: MemoryRecord, seq: int, by: str,
+                       at: datetime) -> None:
+    """Move the memory's last message, a user message no reply followed, out of its history into
+    `replaced_messages` (the export keeps it), and give its seq and turn back: the message that replaces it
+    takes its place. The caller holds the memory's lock."""
+    row = (await session.execute(select(MessageRow).where(
+        MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory.id, MessageRow.seq == seq))).scalar_one()
+    session.add(ReplacedMessageRow(memory_pk=memory.id, tenant_id=tenant_id, seq=row.seq, turn=row.turn,
+                                   role=row.role, body=row.body, at=row.at, replaced_at=at, replaced_by=by))
+    await session.delete(row)
+    # Gone before the message replacing it takes its seq: a memory's seqs run without gaps.
+    await session.flush()
+    counters = row_of(memory)
+    if counters.last_message_seq == row.seq:
+        counters.last_message_seq -= 1
+    if item_kind(row.body) == "user" and counters.last_turn == row.turn:
+        counters.last_turn -= 1

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -19,6 +19,7 @@ from store.models import RecallBlockRow, RecallWalkRow
 
 __all__ = [
     "StoredBlock",
+    "drop_block",
     "blocks_in_view",
     "distill_block",
     "items_from_json",
@@ -89,6 +90,13 @@ def _block(row: RecallBlockRow) -> StoredBlock:
                     provenance=row.provenance, at=row.at, distilled_text=row.distilled_text, removed=row.removed,
                     distilled_at=row.distilled_at, fact_ids=list(row.fact_ids), passage_ids=list(row.passage_ids),
                     distilled_fact_ids=row.distilled_fact_ids, distilled_passage_ids=row.distilled_passage_ids)
+
+
+async def drop_block(session: AsyncSession, *, tenant_id: str, memory_pk: int, before_seq: int) -> None:
+    """Forget the block placed before a message that was replaced: the message replacing it gets its own."""
+    await session.execute(delete(RecallBlockRow).where(
+        RecallBlockRow.tenant_id == tenant_id, RecallBlockRow.memory_pk == memory_pk,
+        RecallBlockRow.before_seq == before_seq))
 
 
 async def recall_blocks(session: AsyncSession, *, tenant_id: str, memory_pk: int,

@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.recognition import HeldMessage, content_hash, new_messages_start, recognisable_tail
+from engine.recognition import (
+    HeldMessage,
+    content_hash,
+    new_messages_start,
+    recognisable_tail,
+    replaced_user_message,
+)
 
 
 def _held(*hashes: str, optional: frozenset[str] = frozenset()) -> list[HeldMessage]:
@@ -77,3 +83,20 @@ def test_any_resend_with_new_tail_keeps_exactly_the_tail(held: list[str], tail: 
     trim = min(trim, len(held) - 1)
     incoming = held[trim:] + tail
     assert incoming[new_messages_start(_held(*held), incoming):] == tail
+
+
+def _message(digest: str, *, opens: bool) -> HeldMessage:
+    return HeldMessage(digest, opens_turn=opens)
+
+
+def test_a_request_replacing_the_last_unanswered_user_message_lines_up_without_it() -> None:
+    h = _message
+    history = [h(f"m{i}", opens=i % 2 == 0) for i in range(10)]  # five answered turns
+    asked = [*history, h("u1", opens=True)]  # a decorate whose user message got no reply
+    incoming = [f"m{i}" for i in range(10)] + ["u2"]
+    assert new_messages_start(asked, incoming) == 0  # as it stands nothing lines up: all would be stored again
+    assert replaced_user_message(asked, incoming) == 10  # only u2 is new, in u1's place
+    # Not a replacement: the same message again, a request of new messages only, or a held reply at the end.
+    assert replaced_user_message(asked, [f"m{i}" for i in range(10)] + ["u1"]) is None
+    assert replaced_user_message(asked, ["u2"]) is None
+    assert replaced_user_message([*history, h("r", opens=False)], incoming) is None

@@ -1,0 +1,78 @@
+"""One history, whatever the agent resends: a request that replaces the last user message no reply followed (an
+edited message, a regenerate, a retry with new text) leaves one copy of the history, and the replaced
+decorate's report is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from sqlalchemy import func, select
+
+from store.db import Database
+from store.models import MessageRow, ReplacedMessageRow
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _chat(*contents: str) -> dict[str, Any]:
+    roles = ["user", "assistant"]
+    return {"model": "gpt-4o-mini", "messages": [{"role": roles[i % 2], "content": c} for i, c in enumerate(contents)]}
+
+
+def _reply(text: str) -> dict[str, Any]:
+    return {"choices": [{"message": {"role": "assistant", "content": text}}]}
+
+
+async def _stored(db: Database, tenant_id: str, model: Any) -> list[dict[str, Any]]:
+    async with db.session() as session:
+        rows = await session.execute(select(model.body).where(model.tenant_id == tenant_id).order_by(model.id))
+        return list(rows.scalars())
+
+
+async def test_a_hundred_replaced_user_messages_leave_one_history_and_refuse_their_reports(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    path = "/v1/memories/edits"
+    history: list[str] = []
+    for turn in range(5):  # five answered turns: ten messages
+        history.append(f"Question {turn} about the rollout?")
+        answer = await http.post(f"{path}/decorate", json=_chat(*history), headers=_auth(key))
+        history.append(f"Answer {turn}.")
+        reported = await http.post(f"{path}/report", headers=_auth(key), json={
+            "decorate_id": answer.json()["decorate_id"], "response": _reply(history[-1])})
+        assert reported.status_code == 200
+    before = await http.get("/v1/memories/edits", headers=_auth(key))
+    turns = before.json()["turns"]
+
+    ids = []
+    for attempt in range(100):  # each ends in another user message; none is reported
+        answer = await http.post(f"{path}/decorate", json=_chat(*history, f"Edited question, take {attempt}"),
+                                 headers=_auth(key))
+        assert answer.status_code == 200, answer.text
+        ids.append(answer.json()["decorate_id"])
+
+    stored = await _stored(db, tenant_id, MessageRow)
+    assert [m["content"] for m in stored] == [*history, "Edited question, take 99"]
+    replaced = await _stored(db, tenant_id, ReplacedMessageRow)
+    assert [m["content"] for m in replaced] == [f"Edited question, take {n}" for n in range(99)]
+    state = (await http.get("/v1/memories/edits", headers=_auth(key))).json()
+    assert state["messages"] == 11 and state["turns"] == turns + 1
+
+    # A superseded decorate's report: 409 naming it, and nothing stored.
+    refused = await http.post(f"{path}/report", headers=_auth(key), json={
+        "decorate_id": ids[0], "response": _reply("Too late.")})
+    assert refused.status_code == 409 and ids[0] in refused.json()["error"]["message"], refused.text
+    assert len(await _stored(db, tenant_id, MessageRow)) == 11
+    # The latest one reports as usual.
+    last = await http.post(f"{path}/report", headers=_auth(key), json={
+        "decorate_id": ids[-1], "response": _reply("Answered at last.")})
+    assert last.status_code == 200
+    async with db.session() as session:
+        count = select(func.count()).select_from(MessageRow).where(MessageRow.tenant_id == tenant_id)
+        assert (await session.execute(count)).scalar_one() == 12
+    exported = (await http.get(f"{path}/export", headers=_auth(key))).json()
+    assert len(exported["replaced_messages"]) == 99
