@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HeldMessage", "content_hash", "new_messages_start", "recognisable_tail", "replaced_user_message"]
+__all__ = [
+    "HeldMessage",
+    "content_hash",
+    "edited_user_message",
+    "new_messages_start",
+    "recognisable_tail",
+    "replaced_user_message",
+]
 
 
 def content_hash(message: Any) -> str:
@@ -34,6 +41,8 @@ class HeldMessage:
     agent_hash: str
     optional: bool = False
     opens_turn: bool = False
+    # Its place in the memory (0 where it does not matter): an edit names the message it edits by it.
+    seq: int = 0
 
 
 def _aligns_to_end(held: Sequence[HeldMessage], start: int, incoming: Sequence[str]) -> int | None:
@@ -91,12 +100,35 @@ def replaced_user_message(held: Sequence[HeldMessage], incoming: Sequence[str]) 
     return start
 
 
+def edited_user_message(held: Sequence[HeldMessage], incoming: Sequence[str],
+                        incoming_users: Sequence[bool]) -> tuple[int, HeldMessage] | None:
+    """Where the new messages start in `incoming`, and the held user message the first of them edits, when the
+    request resends the history from its first message up to an earlier user message and says that one
+    otherwise (an edited message: the conversation branches from there). None when it does not.
+
+    Only a resend from the memory's first message is read so: the walk then costs what the request holds."""
+    if not held or not incoming or incoming[0] != held[0].agent_hash:
+        return None
+    i = j = 0
+    while j < len(held) and i < len(incoming):
+        if incoming[i] == held[j].agent_hash:
+            i, j = i + 1, j + 1
+        elif held[j].optional:
+            j += 1
+        else:
+            break
+    if i == len(incoming) or j >= len(held) - 1 or not held[j].opens_turn or not incoming_users[i]:
+        return None
+    return i, held[j]
+
+
 def recognisable_tail(held: Sequence[HeldMessage], incoming_turns: int) -> Sequence[HeldMessage]:
     """The part of `held` a request that opens `incoming_turns` turns can line up with: everything after the
     held user message before the last `incoming_turns` of them (a request may begin mid-turn)."""
     seen = 0
     for index in range(len(held) - 1, -1, -1):
-        if held[index].opens_turn:
+        # A turn an edit branched away from (its messages optional) is not one the request still holds.
+        if held[index].opens_turn and not held[index].optional:
             seen += 1
             if seen > incoming_turns:
                 return held[index + 1:]

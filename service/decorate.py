@@ -20,7 +20,13 @@ from engine.budget import RECENT_MESSAGES
 from engine.episodes import EpisodeState
 from engine.messages import StoredMessage, item_kind
 from engine.planning import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
-from engine.recognition import content_hash, new_messages_start, recognisable_tail, replaced_user_message
+from engine.recognition import (
+    content_hash,
+    edited_user_message,
+    new_messages_start,
+    recognisable_tail,
+    replaced_user_message,
+)
 from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
@@ -171,14 +177,23 @@ async def _store_new_messages(
     incoming_turns = sum(item_kind(m) == "user" for m in call.history)
     tail = recognisable_tail(history.held, incoming_turns)
     start = new_messages_start(tail, call.hashes)
+    edit_of = None
     if not start and history.messages and history.messages[-1].kind == "user" and \
             (after := replaced_user_message(tail, call.hashes)) is not None:
         history, start = await _replace_last(session, call, tenant_id=tenant_id, memory=memory, history=history,
                                              now=now), after
+    elif not start and (edit := edited_user_message(
+            history.held, call.hashes, [item_kind(m) == "user" for m in call.history])) is not None:
+        # An earlier user message said otherwise: the conversation branches there (recorded as an edit of it).
+        start, edit_of = edit[0], edit[1].seq
+        await messages.branch_from(session, tenant_id=tenant_id, memory_pk=memory.id, seq=edit_of)
+        history = history.branched_from(edit_of)
     fresh = [
         messages.NewMessage(body=message, role=role_of(message), content_hash=digest, turn=0,
-                            tokens=ctx.message_tokens(message, call.model), agent_hash=digest)
-        for message, digest in zip(call.history[start:], call.hashes[start:], strict=True)
+                            tokens=ctx.message_tokens(message, call.model), agent_hash=digest,
+                            edit_of=edit_of if index == start else None)
+        for index, (message, digest) in enumerate(zip(call.history[start:], call.hashes[start:], strict=True),
+                                                  start=start)
     ]
     stored, fresh = messages.append_turns(session, tenant_id=tenant_id, memory=memory, new=fresh, at=now)
     return history.extended(messages.stored_rows(stored, fresh)), stored

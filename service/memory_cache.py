@@ -82,6 +82,11 @@ class History:
         return History(self.messages.extended(m for m, _ in rows),
                        self.held.extended(h for _, h in rows if h is not None))
 
+    def branched_from(self, seq: int) -> History:
+        """The history after an edit of the user message at `seq`: that message and what followed it are no
+        longer held by the agent (store.repositories.messages.branch_from)."""
+        return History(self.messages, Prefix([replace(h, optional=True) if h.seq >= seq else h for h in self.held]))
+
     def without_last(self) -> History:
         """The history before its last message, a user message (which the agent holds, so `held` ends with it)."""
         return History(Prefix(self.messages[:-1]), Prefix(self.held[:-1]))

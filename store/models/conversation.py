@@ -65,6 +65,8 @@ class MessageRow(Base):
     agent_hash: Mapped[str | None] = mapped_column(String(64))
     # The agent may or may not have kept it (a reply that was only a note call reaches it empty).
     agent_optional: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # The seq of the earlier user message this one edits (migration 0020); None for any other message.
+    edit_of: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class DecorationRow(Base):

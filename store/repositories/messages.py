@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.messages import StoredMessage, item_kind
@@ -15,7 +15,8 @@ from engine.recognition import HeldMessage
 from store.models import MessageRow, ReplacedMessageRow
 from store.records import MemoryRecord, row_of
 
-__all__ = ["NewMessage", "append_messages", "append_turns", "history_after", "replace_last", "stored_rows"]
+__all__ = ["NewMessage", "append_messages", "append_turns", "branch_from", "history_after", "replace_last",
+           "stored_rows"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class NewMessage:
     # As the agent holds it; None for messages only Lethe has.
     agent_hash: str | None
     agent_optional: bool = False
+    # The seq of the earlier user message this one edits.
+    edit_of: int | None = None
 
 
 async def history_after(
@@ -44,7 +47,7 @@ async def history_after(
     )
     return [
         (StoredMessage(seq=seq, turn=turn, at=at, body=body, tokens=tokens),
-         None if agent_hash is None else HeldMessage(agent_hash, optional, item_kind(body) == "user"))
+         None if agent_hash is None else HeldMessage(agent_hash, optional, item_kind(body) == "user", seq))
         for seq, turn, at, body, tokens, agent_hash, optional in rows
     ]
 
@@ -62,7 +65,7 @@ def append_messages(
         rows.append(MessageRow(
             memory_pk=memory.id, tenant_id=tenant_id, seq=counters.last_message_seq, turn=item.turn,
             role=item.role, content_hash=item.content_hash, body=item.body, at=at, tokens=item.tokens,
-            agent_hash=item.agent_hash, agent_optional=item.agent_optional,
+            agent_hash=item.agent_hash, agent_optional=item.agent_optional, edit_of=item.edit_of,
         ))
     session.add_all(rows)
     return [StoredMessage(seq=row.seq, turn=row.turn, at=row.at, body=row.body, tokens=row.tokens) for row in rows]
@@ -90,7 +93,7 @@ def stored_rows(stored: Sequence[StoredMessage], new: Sequence[NewMessage]) -> l
     """Appended messages as the history a decorate goes on with, without reading them back."""
     return [
         (message, None if item.agent_hash is None else HeldMessage(item.agent_hash, item.agent_optional,
-                                                                   item_kind(item.body) == "user"))
+                                                                   item_kind(item.body) == "user", message.seq))
         for message, item in zip(stored, new, strict=True)
     ]
 
@@ -112,3 +115,12 @@ async def replace_last(session: AsyncSession, *, tenant_id: str, memory: MemoryR
         counters.last_message_seq -= 1
     if item_kind(row.body) == "user" and counters.last_turn == row.turn:
         counters.last_turn -= 1
+
+
+async def branch_from(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int) -> None:
+    """An edit of the user message at `seq` branches the conversation there: the agent no longer holds that
+    message and what followed it, so its later requests line up with the memory without them (they stay in
+    the history, as said)."""
+    await session.execute(update(MessageRow).where(
+        MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk, MessageRow.seq >= seq,
+        MessageRow.agent_hash.is_not(None)).values(agent_optional=True))

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from engine.recognition import (
     HeldMessage,
     content_hash,
+    edited_user_message,
     new_messages_start,
     recognisable_tail,
     replaced_user_message,
@@ -100,3 +101,24 @@ def test_a_request_replacing_the_last_unanswered_user_message_lines_up_without_i
     assert replaced_user_message(asked, [f"m{i}" for i in range(10)] + ["u1"]) is None
     assert replaced_user_message(asked, ["u2"]) is None
     assert replaced_user_message([*history, h("r", opens=False)], incoming) is None
+
+
+def test_an_edit_of_an_earlier_user_message_lines_up_with_what_came_before_it() -> None:
+    h = _message
+    held = [HeldMessage(f"m{i}", opens_turn=i % 2 == 0, seq=i + 1) for i in range(10)]
+    incoming = ["m0", "m1", "m2", "m3", "u2-edited"]
+    users = [True, False, True, False, True]
+    assert new_messages_start(held, incoming) == 0
+    start, edited = edited_user_message(held, incoming, users)
+    assert (start, edited.seq) == (4, 5)
+    # Not an edit: a resend not from the first message, a reply said otherwise, or the last message replaced.
+    assert edited_user_message(held, incoming[1:], users[1:]) is None
+    assert edited_user_message(held, ["m0", "m1", "m2", "other reply"], [True, False, True, False]) is None
+    assert edited_user_message([*held, h("u", opens=True)], [f"m{i}" for i in range(10)] + ["v"], [True] * 11) \
+        is None
+    # After the edit, the branch it left is optional: the new branch's later requests line up past it.
+    branched = [HeldMessage(m.agent_hash, optional=m.seq >= 5, opens_turn=m.opens_turn, seq=m.seq) for m in held]
+    branched += [HeldMessage("u2-edited", opens_turn=True, seq=11), HeldMessage("a2", seq=12)]
+    later = ["m0", "m1", "m2", "m3", "u2-edited", "a2", "u5"]
+    tail = recognisable_tail(branched, sum(x.startswith("u") or x in ("m0", "m2") for x in later))
+    assert new_messages_start(tail, later) == 6

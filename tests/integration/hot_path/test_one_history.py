@@ -76,3 +76,38 @@ async def test_a_hundred_replaced_user_messages_leave_one_history_and_refuse_the
         assert (await session.execute(count)).scalar_one() == 12
     exported = (await http.get(f"{path}/export", headers=_auth(key))).json()
     assert len(exported["replaced_messages"]) == 99
+
+
+async def test_an_edited_earlier_message_is_stored_as_an_edit_and_its_branch_goes_on_without_copies(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    path = "/v1/memories/branching"
+    history: list[str] = []
+    for turn in range(5):
+        history.append(f"Question {turn} about the rollout?")
+        answer = await http.post(f"{path}/decorate", json=_chat(*history), headers=_auth(key))
+        history.append(f"Answer {turn}.")
+        assert (await http.post(f"{path}/report", headers=_auth(key), json={
+            "decorate_id": answer.json()["decorate_id"], "response": _reply(history[-1])})).status_code == 200
+
+    # The user edits their third question: the agent resends the history up to it, and the edited one.
+    branch = [*history[:4], "Question 2, said otherwise?"]
+    edited = await http.post(f"{path}/decorate", json=_chat(*branch), headers=_auth(key))
+    assert edited.status_code == 200, edited.text
+    assert (await http.post(f"{path}/report", headers=_auth(key), json={
+        "decorate_id": edited.json()["decorate_id"], "response": _reply("Answer 2, again.")})).status_code == 200
+    branch.append("Answer 2, again.")
+    # The new branch goes on: its requests line up with what is stored; nothing is stored twice.
+    for turn in (5, 6):
+        branch.append(f"Question {turn} on the new branch?")
+        answer = await http.post(f"{path}/decorate", json=_chat(*branch), headers=_auth(key))
+        assert answer.status_code == 200, answer.text
+        branch.append(f"Answer {turn}.")
+        assert (await http.post(f"{path}/report", headers=_auth(key), json={
+            "decorate_id": answer.json()["decorate_id"], "response": _reply(branch[-1])})).status_code == 200
+
+    stored = await _stored(db, tenant_id, MessageRow)
+    assert [m["content"] for m in stored] == [*history, *branch[4:]]
+    rows = (await http.get(f"{path}/export", headers=_auth(key))).json()["messages"]
+    assert [(r["seq"], r["edit_of"]) for r in rows if r["edit_of"] is not None] == [(11, 5)]
