@@ -17,6 +17,7 @@ from api.openapi import install_openapi
 from api.routes import admin, health, memories, proxy, upstreams
 from api.routes.inspect import install_inspector
 from api.routes.metrics import install_metrics, serve_metrics
+from contracts.version import VERSION
 from service.gateway import GatewayServices
 from service.options import GatewayOptions
 
@@ -51,7 +52,7 @@ def create_app(options: GatewayOptions) -> FastAPI:
                 stop_metrics()
             await services.close()
 
-    app = FastAPI(title="Lethe", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(title="Lethe", version=VERSION, lifespan=lifespan)
     if options.tracing:
         # A server span per request; decorate's span is the root the lane's jobs join. Not one span per ASGI
         # message: a proxied stream would make one per chunk.

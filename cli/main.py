@@ -16,12 +16,14 @@ from pydantic import ValidationError
 
 from cli.tenant import add_tenant_commands, run_tenant
 from config.settings import Settings
+from contracts.version import VERSION
 
 __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lethe", description="Lethe: a memory gateway for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"lethe {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("dev", help="run the whole embedded stack on this machine (Postgres, Temporal, worker, gateway)")
     sub.add_parser("gateway", help="run the HTTP gateway")

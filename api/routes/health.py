@@ -9,6 +9,8 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from contracts.version import VERSION
+
 __all__ = ["health_app", "router"]
 
 router = APIRouter(tags=["health"])
@@ -20,6 +22,17 @@ def health_app(db: Any, temporal: Any) -> FastAPI:
     app.state.db, app.state.temporal = db, temporal
     app.include_router(router)
     return app
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+
+
+@router.get("/v1/health", response_model=Health)
+async def health() -> Health:
+    """The gateway is up, and which Lethe it is."""
+    return Health(status="ok", version=VERSION)
 
 
 @router.get("/healthz")
