@@ -34,8 +34,10 @@ def create_app(options: GatewayOptions) -> FastAPI:
         services = await GatewayServices.open(options)
         gateway, limits = options.gateway, options.limits
         app.state.services, app.state.options = services, options
-        # What the health probe reads (api/routes/health.py, shared with the worker's).
+        # What the health probe reads (api/routes/health.py, shared with the worker's): decorate and report need
+        # Postgres only, so a Temporal outage does not take the gateway out of its Service.
         app.state.db, app.state.temporal = services.db, services.temporal
+        app.state.ready_needs = ("postgres",)
         app.state.limits = TenantLimits(
             rate=limits.tenant_rate_per_second,
             burst=limits.tenant_rate_burst or math.ceil(2 * limits.tenant_rate_per_second),

@@ -14,6 +14,8 @@ from contracts.version import VERSION
 __all__ = ["health_app", "router"]
 
 router = APIRouter(tags=["health"])
+# What a process needs answering to be ready, unless its app says less (the gateway: Postgres only).
+READY_NEEDS = ("postgres", "temporal")
 
 
 def health_app(db: Any, temporal: Any) -> FastAPI:
@@ -59,13 +61,13 @@ class Readiness(BaseModel):
     "model": Readiness, "description": "Not ready; see Retry-After.",
     "headers": {"Retry-After": {"schema": {"type": "integer"}}}}})
 async def readyz(request: Request) -> JSONResponse:
-    """Postgres and Temporal both answer."""
+    """Ready when what this process needs answers: the gateway serves decorate and report on Postgres alone
+    (the outbox holds the lane's events while Temporal is away), the worker needs both. Both are reported."""
     state = request.app.state
-    checks = {
-        "postgres": await _check(state.db.ping()),
-        "temporal": await _check(state.temporal.service_client.check_health()),
-    }
-    ready = all(value == "ok" for value in checks.values())
+    postgres, temporal = await asyncio.gather(_check(state.db.ping()),
+                                              _check(state.temporal.service_client.check_health()))
+    checks = {"postgres": postgres, "temporal": temporal}
+    ready = all(checks[name] == "ok" for name in getattr(state, "ready_needs", READY_NEEDS))
     return JSONResponse(
         {"status": "ready" if ready else "not_ready", "checks": checks},
         status_code=200 if ready else 503,

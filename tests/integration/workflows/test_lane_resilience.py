@@ -235,6 +235,10 @@ async def test_gateway_answers_while_temporal_is_down_and_the_outbox_drains_afte
     await own_temporal.stop()
     try:
         events = await _converse(own_http, key, "outage", turns=3)  # every call answered 200
+        # Still ready: decorate and report need Postgres only; Temporal's state is reported apart.
+        ready = await own_http.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"] == {"postgres": "ok", "temporal": "unreachable"}
         await asyncio.sleep(1)
         undelivered = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND delivered_at IS NULL",
                                    t=tenant_id)
