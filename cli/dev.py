@@ -138,6 +138,8 @@ def _dev_settings(settings: Settings, url: str, data_dir: Path, admin_token: str
         secret_key=SecretStr(secret_key), database_url=url, data_dir=data_dir, env="development",
         allow_clock_override=True, admin_token=SecretStr(admin_token), worker_health_port=0,
         temporal_ui_url=_temporal_ui_url(settings),
+        # A local model on this machine is a dev stack's usual upstream.
+        upstream_url_allow=settings.gateway.upstream_url_allow or "localhost,127.0.0.0/8,::1",
     )
 
 

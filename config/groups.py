@@ -91,6 +91,9 @@ class GatewaySettings(Group):
     # whether a request may name its own upstream in X-Lethe-Upstream-Base-URL.
     upstream_timeout_seconds: float = Field(default=600.0, gt=0)
     upstream_url_header: bool = True
+    # What such a named upstream may be although private, loopback or link-local (refused otherwise): host names
+    # and addresses or networks, comma-separated (`localhost,10.0.0.0/8`). `lethe dev` allows loopback.
+    upstream_url_allow: str = ""
 
     @property
     def admin_enabled(self) -> bool:

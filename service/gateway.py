@@ -12,6 +12,7 @@ from providers.upstream import UpstreamPool
 from service.context import HotPath
 from service.housekeeping import Housekeeping
 from service.options import GatewayOptions
+from service.proxy.addresses import UpstreamAddresses
 from service.proxy.upstreams import ProxyContext
 from service.relay import OutboxRelay, TemporalClient
 from service.tenant_keys import TenantKeys
@@ -46,7 +47,8 @@ class GatewayServices:
             tenant_keys=TenantKeys(db),
             proxy=ProxyContext(db=db, pool=UpstreamPool(timeout=gateway.upstream_timeout_seconds),
                                box=SecretBox(gateway.secret_key.get_secret_value()),
-                               allow_url_header=gateway.upstream_url_header),
+                               allow_url_header=gateway.upstream_url_header,
+                               addresses=UpstreamAddresses(gateway.upstream_url_allow)),
             housekeeping=Housekeeping(db, keep=timedelta(hours=gateway.idempotency_hours)),
         )
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from contracts.errors import InvalidInput, NotFound
 from providers.upstream import UpstreamPool, UpstreamTarget
+from service.proxy.addresses import UpstreamAddresses
 from store.db import Database
 from store.repositories import upstreams
 from store.repositories.upstreams import StoredUpstream
@@ -28,6 +29,8 @@ class ProxyContext:
     pool: UpstreamPool
     box: SecretBox
     allow_url_header: bool = True
+    # Which private, loopback or link-local upstreams a request may name (none unless listed).
+    addresses: UpstreamAddresses = field(default_factory=UpstreamAddresses)
     _stored: dict[str, tuple[StoredUpstream | None, float]] = field(default_factory=dict)
 
     async def stored(self, tenant_id: str) -> StoredUpstream | None:
@@ -76,6 +79,7 @@ class ProxyContext:
             if not base_url.startswith(("http://", "https://")):
                 raise InvalidInput("X-Lethe-Upstream-Base-URL must be an http(s) URL",
                                    field="X-Lethe-Upstream-Base-URL")
+            await self.addresses.check(base_url)
             return UpstreamTarget(base_url, api_key)
         stored = await self.stored(tenant_id)
         if api_key:

@@ -84,6 +84,8 @@ def settings(postgres_url: str, temporal_client: Client) -> Settings:
         # One precision for every embedder the tests build, whatever this machine's `auto` would take: recall's
         # tests compare the stack's vectors with ones they embed themselves.
         embedder_precision="int8",
+        # The proxy's tests name their fake upstream on this machine in X-Lethe-Upstream-Base-URL.
+        upstream_url_allow="127.0.0.1",
     )
 
 
