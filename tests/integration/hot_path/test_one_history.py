@@ -32,19 +32,25 @@ async def _stored(db: Database, tenant_id: str, model: Any) -> list[dict[str, An
         return list(rows.scalars())
 
 
-async def test_a_hundred_replaced_user_messages_leave_one_history_and_refuse_their_reports(
-    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
-) -> None:
-    tenant_id, key = tenant
-    path = "/v1/memories/edits"
+async def _five_answered_turns(http: httpx.AsyncClient, key: str, path: str) -> list[str]:
+    """Five turns decorated and reported: ten messages."""
     history: list[str] = []
-    for turn in range(5):  # five answered turns: ten messages
+    for turn in range(5):
         history.append(f"Question {turn} about the rollout?")
         answer = await http.post(f"{path}/decorate", json=_chat(*history), headers=_auth(key))
         history.append(f"Answer {turn}.")
         reported = await http.post(f"{path}/report", headers=_auth(key), json={
             "decorate_id": answer.json()["decorate_id"], "response": _reply(history[-1])})
         assert reported.status_code == 200
+    return history
+
+
+async def test_a_hundred_replaced_user_messages_leave_one_history_and_refuse_their_reports(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    path = "/v1/memories/edits"
+    history = await _five_answered_turns(http, key, path)
     before = await http.get("/v1/memories/edits", headers=_auth(key))
     turns = before.json()["turns"]
 
@@ -83,13 +89,7 @@ async def test_an_edited_earlier_message_is_stored_as_an_edit_and_its_branch_goe
 ) -> None:
     tenant_id, key = tenant
     path = "/v1/memories/branching"
-    history: list[str] = []
-    for turn in range(5):
-        history.append(f"Question {turn} about the rollout?")
-        answer = await http.post(f"{path}/decorate", json=_chat(*history), headers=_auth(key))
-        history.append(f"Answer {turn}.")
-        assert (await http.post(f"{path}/report", headers=_auth(key), json={
-            "decorate_id": answer.json()["decorate_id"], "response": _reply(history[-1])})).status_code == 200
+    history = await _five_answered_turns(http, key, path)
 
     # The user edits their third question: the agent resends the history up to it, and the edited one.
     branch = [*history[:4], "Question 2, said otherwise?"]
