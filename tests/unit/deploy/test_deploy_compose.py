@@ -290,3 +290,20 @@ def test_lethe_containers_are_read_only_like_in_kubernetes(lethe_services: dict[
     for name, service in lethe_services.items():
         assert service["read_only"] is True, name
         assert "/tmp" in service["tmpfs"], name
+
+
+def test_env_example_copied_to_env_gives_every_service_settings_that_start(
+    lethe_services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `cp .env.example .env`, as docs/deploy.md says: each container's settings must validate (production
+    # refuses a placeholder secret, so the example must hold none).
+    copied = parse_env_file(ROOT / ".env.example")[0]
+    # Compose interpolates ${VAR} in `environment:` from the project's .env: here, the copy.
+    raw = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, service in interpolate({name: raw[name] for name in lethe_services}, copied).items():
+        for key in [k for k in os.environ if k.startswith("LETHE_")]:
+            monkeypatch.delenv(key)
+        for key, value in {**copied, **effective_env(service)}.items():
+            monkeypatch.setenv(key, value)
+        settings = Settings(_env_file=None)  # type: ignore[call-arg]  # raises on a refused value
+        assert settings.env == "production", name
