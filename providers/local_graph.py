@@ -125,6 +125,38 @@ def _differs(a: str, b: str) -> bool:
     return name_relation(a, b) not in ("same", "alias")
 
 
+def _substitution(old: FactClaim, new: FactClaim, rel_a: frozenset[str], rel_b: frozenset[str],
+                  change_cue: bool) -> ContradictionVerdict:
+    """One end kept, the other replaced: a substitution when the relation is the same and holds one at a time.
+
+    The same relation: the same words, or one side's words all in the other's (an adverb more) when both say
+    one. A change word counts only beside a value that changed: in everyday talk "now" or "actually" is in half
+    the sentences, and two things one person did are not a substitution."""
+    values_a, values_b = _values(old.note), _values(new.note)
+    within = (rel_a <= rel_b or rel_b <= rel_a) and bool(rel_a) == bool(rel_b)
+    kept_rel = jaccard(rel_a, rel_b) >= 0.5 or within or \
+        (change_cue and bool(values_a) and bool(values_b) and values_a != values_b)
+    many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
+    if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (_tokens(new.note) & _STATUS):
+        return ContradictionVerdict(Relation.UPDATES, 0.8)
+    if kept_rel and not many:
+        kind = Relation.UPDATES if values_a and values_b and values_a != values_b and not change_cue \
+            and not (values_a ^ values_b) & _DATE_WORDS else Relation.CONTRADICTS
+        return ContradictionVerdict(kind, 0.8)
+    return ContradictionVerdict(Relation.UNRELATED, 0.6)
+
+
+def _changed_value(old: FactClaim, new: FactClaim, change_cue: bool) -> ContradictionVerdict:
+    """The same relation with another value. Said to change (moved, now, instead): a move or a correction.
+    Another amount or share: progress (40% then 70%). Only another date: two dated things (a group on 7 May
+    and on 20 May), both stand."""
+    if change_cue:
+        return ContradictionVerdict(Relation.CONTRADICTS, 0.8)
+    if _undated_values(old.note) != _undated_values(new.note) and _undated_values(new.note):
+        return ContradictionVerdict(Relation.UPDATES, 0.8)
+    return ContradictionVerdict(Relation.UNRELATED, 0.6)
+
+
 def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float, restate: float) -> \
         ContradictionVerdict:
     """What `new` does to `old`, from their words, their entities and how close they mean."""
@@ -154,34 +186,12 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     swapped = not same_subject and _mentions(new.note, old.subject) or not same_object and \
         _mentions(new.note, old.object)
     if structured and same_subject != same_object and not swapped:
-        # One end kept, the other replaced: a substitution, unless the relation holds many at once.
-        # The same relation: the same words, or one side's words all in the other's (an adverb more).
-        # A change word counts only beside a value that changed: in everyday talk "now" or "actually" is in
-        # half the sentences, and two things one person did are not a substitution.
-        # One side's relation words all in the other's counts when both say one (an empty side says nothing).
-        within = (rel_a <= rel_b or rel_b <= rel_a) and bool(rel_a) == bool(rel_b)
-        kept_rel = jaccard(rel_a, rel_b) >= 0.5 or within or \
-            (change_cue and bool(values_a) and bool(values_b) and values_a != values_b)
-        many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
-        if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (new_tokens & _STATUS):
-            return ContradictionVerdict(Relation.UPDATES, 0.8)
-        if kept_rel and not many:
-            kind = Relation.UPDATES if values_a and values_b and values_a != values_b and not change_cue \
-                and not (values_a ^ values_b) & _DATE_WORDS else Relation.CONTRADICTS
-            return ContradictionVerdict(kind, 0.8)
-        return ContradictionVerdict(Relation.UNRELATED, 0.6)
+        return _substitution(old, new, rel_a, rel_b, change_cue)
     status_a, status_b = _tokens(old.note) & _STATUS, new_tokens & _STATUS
     if status_a and status_b and status_a != status_b and (old.milestone or new.milestone):
         return ContradictionVerdict(Relation.UPDATES, 0.8)
     if values_a != values_b and values_b and values_a:
-        # Same relation, another value. Said to change (moved, now, instead): a move or a correction. Another
-        # amount or share: progress (40% then 70%). Only another date: two dated things (a group on 7 May and
-        # on 20 May), both stand.
-        if change_cue:
-            return ContradictionVerdict(Relation.CONTRADICTS, 0.8)
-        if _undated_values(old.note) != _undated_values(new.note) and _undated_values(new.note):
-            return ContradictionVerdict(Relation.UPDATES, 0.8)
-        return ContradictionVerdict(Relation.UNRELATED, 0.6)
+        return _changed_value(old, new, change_cue)
     if not structured and change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
         # Without a subject and object to hold it to, a change said of the same topic replaces it.
         return ContradictionVerdict(Relation.CONTRADICTS, 0.7)
