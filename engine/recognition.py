@@ -87,12 +87,9 @@ def replaced_user_message(held: Sequence[HeldMessage], incoming: Sequence[str]) 
     everything held before it and goes on with another message. None when it does not.
 
     Without this, such a request lines up with nothing held and its whole history would be stored again."""
-    if len(held) < 2 or not held[-1].opens_turn or not incoming:
-        return None
-    if new_messages_start(held, incoming) or incoming[-1] == held[-1].agent_hash:
-        return None  # it lines up as it is, or it still ends with the held message
-    before = held[:-1]
-    start = new_messages_start(before, incoming)
+    if len(held) < 2 or not held[-1].opens_turn or not incoming or incoming[-1] == held[-1].agent_hash:
+        return None  # nothing to replace, or it still ends with the held message
+    start = new_messages_start(held[:-1], incoming)
     # Something held must line up (a request of new messages only says nothing of what it replaces), and what
     # follows must be new: another message in the replaced one's place.
     if start == 0 or start >= len(incoming) or incoming[start] == held[-1].agent_hash:
