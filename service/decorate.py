@@ -132,7 +132,7 @@ async def decorate(
             finding.cancel()
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
-    ctx.memory_cache.put(tenant_id, memory.id, CachedMemory(history, known))
+    ctx.memory_cache.put(tenant_id, memory.id, CachedMemory(history, known, memory.history_version))
     _log_if_slow(memory_id, started, locked, read, planned, recalled)
     return answer
 
@@ -172,21 +172,22 @@ async def _store_new_messages(
 ) -> tuple[History, list[StoredMessage]]:
     """Recognise what the memory already holds and store the rest, numbered, each with its user turn."""
     cached = ctx.memory_cache.get(tenant_id, memory.id)
-    history = cached.history.extended(await messages.history_after(
-        session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=cached.history.last_seq))
-    incoming_turns = sum(item_kind(m) == "user" for m in call.history)
-    tail = recognisable_tail(history.held, incoming_turns)
+    # Rewritten since it was cached (here or on another replica): read whole.
+    kept = cached.history if cached.history_version == memory.history_version else History()
+    history = kept.extended(await messages.history_after(
+        session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=kept.last_seq))
+    users = [item_kind(m) == "user" for m in call.history]
+    tail = recognisable_tail(history.held, sum(users))
     start = new_messages_start(tail, call.hashes)
     edit_of = None
     if not start and history.messages and history.messages[-1].kind == "user" and \
             (after := replaced_user_message(tail, call.hashes)) is not None:
         history, start = await _replace_last(session, call, tenant_id=tenant_id, memory=memory, history=history,
                                              now=now), after
-    elif not start and (edit := edited_user_message(
-            history.held, call.hashes, [item_kind(m) == "user" for m in call.history])) is not None:
+    elif not start and (edit := edited_user_message(history.held, call.hashes, users)) is not None:
         # An earlier user message said otherwise: the conversation branches there (recorded as an edit of it).
         start, edit_of = edit[0], edit[1].seq
-        await messages.branch_from(session, tenant_id=tenant_id, memory_pk=memory.id, seq=edit_of)
+        await messages.branch_from(session, tenant_id=tenant_id, memory=memory, seq=edit_of)
         history = history.branched_from(edit_of)
     fresh = [
         messages.NewMessage(body=message, role=role_of(message), content_hash=digest, turn=0,

@@ -1,9 +1,11 @@
 """What the gateway keeps of recently used memories, so a decorate reads only what changed since the last one.
 
-History (messages) is append-only, so a cached history stays true: it is extended from Postgres with whatever
-came since, from this replica or another. Episodes, facts and traces change in place: they are kept with the
-memory's mechanism version (moved by triggers on every change), and when it has moved, only the rows stamped
-after it are read (migration 0013); facts in force, few, are read again whole.
+History (messages) grows at its end, so a cached history stays true: it is extended from Postgres with whatever
+came since, from this replica or another. The rare rewrite in place (a replaced user message, an edit's branch)
+moves the memory's history version, and a history cached at another version is read again whole.
+Episodes, facts and traces change in place: they are kept with the memory's mechanism version (moved by
+triggers on every change), and when it has moved, only the rows stamped after it are read (migration 0013);
+facts in force, few, are read again whole.
 Entries are replaced only after their transaction commits, so a rolled-back call never leaves anything here
 that Postgres does not hold. An erased memory comes back under a new row id.
 """
@@ -217,6 +219,8 @@ def _holds(forgotten: list[Episode], lasts: list[int], episode: Episode) -> bool
 class CachedMemory:
     history: History = field(default_factory=History)
     contents: MemoryContents | None = None
+    # The memory's history version the history was read at: another means it was rewritten in place.
+    history_version: int = 0
 
 
 class MemoryCache:

@@ -77,6 +77,10 @@ class MemoryRecord:
     def sleep_owed(self) -> bool:
         return self._row.sleep_owed
 
+    @property
+    def history_version(self) -> int:
+        return self._row.history_version
+
     def size_ratio(self, model: str) -> float | None:
         """This memory's own provider-to-estimate ratio for the model, if it has learned one."""
         own = (self._row.size_ratios or {}).get(model)

@@ -38,6 +38,9 @@ class MemoryRow(Base):
     size_ratios: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False, default=dict)
     # A sleep came while a fade was in progress: it happens when that fade ends.
     sleep_owed: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default="false")
+    # Moves when stored history is rewritten in place (a replaced message, an edit's branch; migration 0021):
+    # a history cached at another number is read again whole.
+    history_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0", nullable=False)
 
 
 class MessageRow(Base):

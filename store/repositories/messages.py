@@ -115,12 +115,14 @@ async def replace_last(session: AsyncSession, *, tenant_id: str, memory: MemoryR
         counters.last_message_seq -= 1
     if item_kind(row.body) == "user" and counters.last_turn == row.turn:
         counters.last_turn -= 1
+    counters.history_version += 1
 
 
-async def branch_from(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int) -> None:
+async def branch_from(session: AsyncSession, *, tenant_id: str, memory: MemoryRecord, seq: int) -> None:
     """An edit of the user message at `seq` branches the conversation there: the agent no longer holds that
     message and what followed it, so its later requests line up with the memory without them (they stay in
     the history, as said)."""
     await session.execute(update(MessageRow).where(
-        MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory_pk, MessageRow.seq >= seq,
+        MessageRow.tenant_id == tenant_id, MessageRow.memory_pk == memory.id, MessageRow.seq >= seq,
         MessageRow.agent_hash.is_not(None)).values(agent_optional=True))
+    row_of(memory).history_version += 1

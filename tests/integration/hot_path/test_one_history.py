@@ -9,8 +9,10 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
+from config.settings import Settings
 from store.db import Database
 from store.models import MessageRow, ReplacedMessageRow
+from tests.support import free_port, serve_gateway
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -111,3 +113,25 @@ async def test_an_edited_earlier_message_is_stored_as_an_edit_and_its_branch_goe
     assert [m["content"] for m in stored] == [*history, *branch[4:]]
     rows = (await http.get(f"{path}/export", headers=_auth(key))).json()["messages"]
     assert [(r["seq"], r["edit_of"]) for r in rows if r["edit_of"] is not None] == [(11, 5)]
+
+
+async def test_a_replica_whose_cache_held_the_replaced_message_reads_the_history_again(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database, settings: Settings
+) -> None:
+    tenant_id, key = tenant
+    path = "/v1/memories/replicas"
+    history = await _five_answered_turns(http, key, path)
+    asked = await http.post(f"{path}/decorate", json=_chat(*history, "First wording?"), headers=_auth(key))
+    assert asked.status_code == 200  # this gateway now caches the history with "First wording?" at its end
+    async with serve_gateway(settings.replace(port=free_port())) as other_url, \
+            httpx.AsyncClient(base_url=other_url, timeout=60) as other:
+        replaced = await other.post(f"{path}/decorate", json=_chat(*history, "Second wording?"),
+                                    headers=_auth(key))
+        assert replaced.status_code == 200, replaced.text
+    # The agent's retry of the same request reaches the first gateway: it holds nothing new to store.
+    again = await http.post(f"{path}/decorate", json=_chat(*history, "Second wording?"),
+                            headers={**_auth(key), "Idempotency-Key": "retry-on-the-first-replica"})
+    assert again.status_code == 200, again.text
+    stored = await _stored(db, tenant_id, MessageRow)
+    assert [m["content"] for m in stored] == [*history, "Second wording?"]
+    assert [m["content"] for m in await _stored(db, tenant_id, ReplacedMessageRow)] == ["First wording?"]
