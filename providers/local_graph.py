@@ -106,8 +106,15 @@ def _dates(text: str) -> frozenset[str]:
 
 
 def _undated_values(text: str) -> frozenset[str]:
-    """The values of a note outside its dates: amounts, shares, versions, identifiers."""
-    return _values(_DATE.sub(" ", text))
+    """The values of a note outside its dates and times: amounts, shares, versions, identifiers."""
+    return _values(_DATE.sub(" ", text)) - _DATE_WORDS
+
+
+def _related(rel_a: frozenset[str], rel_b: frozenset[str]) -> bool:
+    """Two notes' relation words could name one relation: they share a quarter of their words, or one says
+    next to nothing beside its entities ("the launch is on 3 March"). Two long sentences about one person
+    that share no such words say two things, whatever else they have in common."""
+    return min(len(rel_a), len(rel_b)) <= 2 or jaccard(rel_a, rel_b) >= 0.25
 
 
 def _mentions(note: str, name: str) -> bool:
@@ -133,9 +140,9 @@ def _substitution(old: FactClaim, new: FactClaim, rel_a: frozenset[str], rel_b: 
     one. A change word counts only beside a value that changed: in everyday talk "now" or "actually" is in half
     the sentences, and two things one person did are not a substitution."""
     values_a, values_b = _values(old.note), _values(new.note)
-    within = (rel_a <= rel_b or rel_b <= rel_a) and bool(rel_a) == bool(rel_b)
+    within = (rel_a <= rel_b or rel_b <= rel_a) and bool(rel_a) == bool(rel_b) and len(rel_a ^ rel_b) <= 2
     kept_rel = jaccard(rel_a, rel_b) >= 0.5 or within or \
-        (change_cue and bool(values_a) and bool(values_b) and values_a != values_b)
+        (change_cue and bool(values_a) and bool(values_b) and values_a != values_b and _related(rel_a, rel_b))
     many = bool({w[:5] for w in rel_a | rel_b} & {w[:5] for w in _MANY})
     if old.milestone and new.milestone and (_tokens(old.note) & _STATUS) != (_tokens(new.note) & _STATUS):
         return ContradictionVerdict(Relation.UPDATES, 0.8)
@@ -146,10 +153,12 @@ def _substitution(old: FactClaim, new: FactClaim, rel_a: frozenset[str], rel_b: 
     return ContradictionVerdict(Relation.UNRELATED, 0.6)
 
 
-def _changed_value(old: FactClaim, new: FactClaim, change_cue: bool) -> ContradictionVerdict:
+def _changed_value(old: FactClaim, new: FactClaim, change_cue: bool, related: bool) -> ContradictionVerdict:
     """The same relation with another value. Said to change (moved, now, instead): a move or a correction.
     Another amount or share: progress (40% then 70%). Only another date: two dated things (a group on 7 May
-    and on 20 May), both stand."""
+    and on 20 May), both stand. Relation words that share nothing: two claims, both stand."""
+    if not related:
+        return ContradictionVerdict(Relation.UNRELATED, 0.6)
     if change_cue:
         return ContradictionVerdict(Relation.CONTRADICTS, 0.8)
     if _undated_values(old.note) != _undated_values(new.note) and _undated_values(new.note):
@@ -172,7 +181,8 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
                                                             and similarity >= topic - 0.15)
     if not same_topic:
         return ContradictionVerdict(Relation.UNRELATED, 0.8)
-    same_claim = overlap >= 0.5 or (structured and same_subject and same_object)
+    related = _related(rel_a, rel_b)
+    same_claim = overlap >= 0.5 or (structured and same_subject and same_object and jaccard(rel_a, rel_b) >= 0.5)
     if ((a.negations % 2) != (b.negations % 2) or antonym_clash(a, b)) and same_claim:
         # A reversal of the same claim; a "not" in a sentence about another thing of the same person is not one.
         return ContradictionVerdict(Relation.CONTRADICTS, 0.9)
@@ -191,7 +201,7 @@ def relation_of(old: FactClaim, new: FactClaim, similarity: float, topic: float,
     if status_a and status_b and status_a != status_b and (old.milestone or new.milestone):
         return ContradictionVerdict(Relation.UPDATES, 0.8)
     if values_a != values_b and values_b and values_a:
-        return _changed_value(old, new, change_cue)
+        return _changed_value(old, new, change_cue, related)
     if not structured and change_cue and overlap < 0.9 and (rel_a ^ rel_b or values_b - values_a):
         # Without a subject and object to hold it to, a change said of the same topic replaces it.
         return ContradictionVerdict(Relation.CONTRADICTS, 0.7)

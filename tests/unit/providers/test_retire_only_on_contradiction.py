@@ -23,6 +23,24 @@ BOTH_STAND = [
      FactClaim("Melanie now paints sunsets on weekends.", "Melanie", "painting")),
     (FactClaim("Melanie likes running in the morning.", "Melanie", "running"),
      FactClaim("Melanie does not have a dog.", "Melanie", "dog")),
+    # Turns of a real chat noted verbatim and dated, the speaker the subject: another date, a change word
+    # ("now", "move") or a "not" in another sentence of the same person is not a contradiction.
+    (FactClaim("On 20 January 2023 Jon said: I'm starting a dance studio 'cause I'm passionate about dancing.",
+               "Jon", "passionate"),
+     FactClaim("On 11 May 2023 Jon said: Losing my job gave me the push to start my dream business! Now I'm "
+               "stepping into the unknown.", "Jon", "business")),
+    (FactClaim("On 20 January 2023 Jon said: Wow, great idea! Let's go to a dance class, it'll be so much fun!",
+               "Jon", "great"),
+     FactClaim("On 29 January 2023 Jon said: Yeah, good flooring's crucial. I'm after Marley flooring, it helps "
+               "dancers move.", "Jon", "flooring")),
+    (FactClaim("On 20 January 2023 Gina said: Hey Jon! Good to see you. What's up? Anything new?", "Gina",
+               "Anything"),
+     FactClaim("On 4 February 2023 Gina said: I'm here for you no matter what! Anything you want to say about "
+               "your biz?", "Gina", "Anything")),
+    (FactClaim("On 20 January 2023 Jon said: Lost my job as a banker yesterday, so I'm starting my own business.",
+               "Jon", "yesterday"),
+     FactClaim("On 20 January 2023 Gina said: Sorry about your job Jon! I also lost my job at Door Dash this "
+               "month.", "Gina", "Unfortunately")),
 ]
 
 REPLACED = [
