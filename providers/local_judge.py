@@ -221,8 +221,12 @@ class LocalJudge:
         verdicts = []
         for fact, verdict in zip(facts, levels, strict=True):
             own = words(fact)
-            # Already said: the conversation holds the fact's words and every one of its numbers.
-            already = containment(own.content, said.all_stems) >= 0.8 and own.numbers <= said.numbers
+            # Already said: the conversation holds every one of the fact's numbers and its words, or, when the
+            # fact carries a number or identifier, that and half its words (the reply that gave the code).
+            held = containment(own.content, said.all_stems)
+            values = {w for w in own.content if any(c.isdigit() for c in w)}
+            already = own.numbers <= said.numbers and (
+                held >= 0.8 or (bool(own.numbers or values) and values <= said.all_stems and held >= 0.5))
             verdicts.append(
                 DistillVerdict(
                     relevant=verdict.level >= Relevance.RELEVANT, already_said=already, score=verdict.score

@@ -91,9 +91,10 @@ TASKS = {
     "distill": Task(
         name="judge_distill",
         instructions=(
-            "Below is a stretch of conversation and facts that were recalled for it. For each fact give "
-            "`relevant`: true when it bore on what was asked or answered; and `already_said`: true when the "
-            "conversation itself already states it, so keeping it would only repeat."
+            "Below is the reply to a message and the message that followed it, and facts that were recalled "
+            "for the first message. For each fact give `relevant`: true when the reply used it or the later "
+            "message touches it; and `already_said`: true when the conversation itself already states it, so "
+            "keeping it would only repeat."
         ),
         fields={"relevant": {"type": "boolean"}, "already_said": {"type": "boolean"}},
         tokens_per_item=18,

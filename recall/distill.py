@@ -1,5 +1,6 @@
 """The lane's distill: once a later user message has arrived, reread each earlier turn's recall block against
-its turn and the message after it, keep what was relevant and not already said, and rewrite or remove it.
+the turn's reply and the message after it, keep what they used or touch and did not already say, and rewrite or
+remove it.
 
 Idempotent by turn: a turn's block is distilled once, so a retry or a second run changes nothing.
 """
@@ -46,8 +47,11 @@ async def _distill(db: Database, judge: Judge, config: RecallConfig, tenant_id: 
     async with db.session() as session:
         messages = await recall_reads.turn_messages(session, tenant_id=tenant_id, memory_pk=pk,
                                                     first_turn=block.turn, last_turn=block.turn + 1)
-    # The turn itself, and the first message of the next (the user's reaction tells what mattered).
-    around = [m for m in messages if m.turn == block.turn] + [m for m in messages if m.turn > block.turn][:1]
+    # What answered the turn and the first message of the next (the user's reaction tells what mattered): the
+    # turn's own user message is left out, for the block was found because it touched that message, and a
+    # block the reply did not use and the next message does not touch has done its work.
+    turn = [m for m in messages if m.turn == block.turn]
+    around = [m for m in turn if m.kind != "user"] + [m for m in messages if m.turn > block.turn][:1]
     conversation = messages_text(around, limit=config.distill_conversation_chars)
     texts = [i.note if isinstance(i, RecalledFact) else i.text for i in block.items]
     verdicts = await judge.judge_distill(conversation, texts, scope=UsageScope(tenant_id, memory_id))
@@ -55,7 +59,7 @@ async def _distill(db: Database, judge: Judge, config: RecallConfig, tenant_id: 
     kept = group(admissible([i for i, v in zip(block.items, verdicts, strict=True) if v.keep])).items()
     text = render_recall_block(group(kept))
     # Dated by the message that closed the turn, like everything else the memory records.
-    at = around[-1].at if around else block.at
+    at = around[-1].at if around else turn[-1].at if turn else block.at
     async with db.session() as session, session.begin():
         changed = await recall_blocks.distill_block(session, tenant_id=tenant_id, memory_pk=pk, turn=block.turn,
                                                     text=text, kept=kept, at=at)
