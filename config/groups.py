@@ -137,6 +137,7 @@ class RecallSettings(Group):
     enabled: bool = True
     inline_deadline_ms: int = Field(default=150, ge=0)
     block_tokens: int = Field(default=1200, ge=100)
+    question_block_tokens: int = Field(default=2400, ge=100)
     keep_level: Level = "relevant"
     lead_on_level: Level = "relevant"
 

@@ -15,6 +15,7 @@ _LEVELS = {"unrelated": UNRELATED, "tangential": TANGENTIAL, "relevant": RELEVAN
 def mechanism_config(settings: Settings) -> MechanismConfig:
     return MechanismConfig(
         ceiling_tokens=settings.mechanism.ceiling_tokens, recall_block_tokens=settings.recall.block_tokens,
+        recall_question_block_tokens=settings.recall.question_block_tokens,
         recall_keep_level=_LEVELS[settings.recall.keep_level],
         recall_lead_on_level=_LEVELS[settings.recall.lead_on_level],
     )

@@ -40,6 +40,10 @@ class MechanismConfig:
     recall_block_tokens: int = 1_200
     # ...and never more than this share of the ceiling, so a small context is not crowded by what it recalls.
     recall_block_max_fraction: float = 1 / 16
+    # A message that asks about the past (`engine.recall.asking`) gets a larger block: what it asks for is most
+    # likely out of view, and an answer needs the records themselves.
+    recall_question_block_tokens: int = 2_400
+    recall_question_block_max_fraction: float = 1 / 6
     # Earlier turns' blocks still in view hold at most this share of the history budget, the newest kept: a
     # conversation of questions would otherwise fill its view with what was recalled for the questions before.
     recall_blocks_max_share: float = 1 / 4

@@ -13,8 +13,12 @@ from engine.recall.grouping import Recalled
 __all__ = ["earlier_blocks_within", "Placing", "block_budget"]
 
 
-def block_budget(config: MechanismConfig) -> int:
-    """The block's most tokens: the setting, and never more than a small share of the ceiling."""
+def block_budget(config: MechanismConfig, *, asks_about_past: bool = False) -> int:
+    """The block's most tokens: the setting, and never more than a small share of the ceiling; larger for a
+    message that asks about the past."""
+    if asks_about_past:
+        return min(config.recall_question_block_tokens,
+                   int(config.ceiling_tokens * config.recall_question_block_max_fraction))
     return min(config.recall_block_tokens, int(config.ceiling_tokens * config.recall_block_max_fraction))
 
 

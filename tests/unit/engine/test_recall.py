@@ -232,7 +232,8 @@ def _near_the_ceiling() -> tuple[list[dict[str, Any]], StoredMemory, MechanismCo
     items, memory, _ = _sealed_memory()
     bare = plan_call(request("chat_completions", items), memory, now=T0)
     config = MechanismConfig(ceiling_tokens=bare.estimated_tokens + 120, recall_block_max_fraction=1.0,
-                             default_room_for_next_call=10, default_typical_turn=10)
+                             recall_question_block_max_fraction=1.0, default_room_for_next_call=10,
+                             default_typical_turn=10)
     many = [RecalledFact(f"k{i}", i, f"Record {i} about the tax table " + "detail " * 10, "tax table", f"x{i}",
                          T0, 1, 1) for i in range(2, 40)]
     return items, memory, config, many
