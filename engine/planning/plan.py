@@ -14,11 +14,11 @@ from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut_closed
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.fade import FadePlan, apply_transitions, ceiling_passed, fade_in_progress, plan_fade
+from engine.messages import StoredMessage
 from engine.planning.ceiling import seal_acknowledged, seal_if_past_ceiling, seal_picked_past_ceiling
 from engine.planning.records import Decided, DecoratePlan, PlanCore, StoredMemory
 from engine.planning.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_seq
 from engine.planning.view import Fixed, LetheText, ViewSizes, fixed_tokens, visible_messages
-from engine.messages import StoredMessage
 from engine.recall.asking import asks_about_past
 from engine.recall.grouping import Recalled
 from engine.recall.placing import Placing, block_budget, earlier_blocks_within
