@@ -3,7 +3,7 @@
 The variables keep their flat names (`LETHE_DATABASE_URL`, `LETHE_RECALL_BLOCK_TOKENS`); each group says which
 of its fields each names (config/groups.py), and the sources below put what they read into its group. Keyword
 arguments and `replace()` take the same flat names (`Settings(database_url=...)`), or whole groups.
-Every variable is documented in the README's Configuration table; a test checks that the two agree.
+Every variable is documented in docs/configuration.md's table; a test checks that the two agree.
 Layers never read this directly: the CLI builds it once and passes the groups down.
 """
 

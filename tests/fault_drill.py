@@ -4,7 +4,7 @@ The deployment is the real one, on free ports and a throwaway directory: an embe
 server with its own database file, the worker as a child process run by `lethe dev`'s supervisor (which starts
 it again when it dies), and the gateway. While the memories talk, in turn: the worker is killed with SIGKILL;
 Temporal is stopped and, after a while, started again on the same port and file; Postgres is stopped and started
-again. A client retries a 503 after its Retry-After with the same Idempotency-Key, as the README asks.
+again. A client retries a 503 after its Retry-After with the same Idempotency-Key, as docs/integrate.md asks.
 
 What is checked afterwards: every turn sent is stored exactly once, in order (each memory's export); every answer
 during the Postgres outage was 503 with Retry-After and nothing else failed; the lane catches up (every event

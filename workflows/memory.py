@@ -5,7 +5,7 @@ from Postgres and runs their jobs through one ordered lane, one at a time, so no
 It also holds the 24-hour sleep timer and keeps the memory's search attributes current.
 
 Changing this file changes what replays: guard a changed command sequence with `workflow.patched(...)` and
-keep the recorded histories in `tests/replay/` passing (README, "Operating").
+keep the recorded histories in `tests/replay/` passing (docs/operating.md, "Changing workflow code safely").
 """
 
 from __future__ import annotations

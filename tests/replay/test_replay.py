@@ -1,5 +1,6 @@
 """Recorded histories of `MemoryWorkflow` must replay on the current code: a change that would break running
-workflows fails here first (README, "Operating": guard such changes with `workflow.patched`).
+workflows fails here first (docs/operating.md, "Changing workflow code safely": guard such changes with
+`workflow.patched`).
 
 Record new ones with `LETHE_RECORD_HISTORIES=1 make test` (tests/integration/workflows/recorded.py).
 """

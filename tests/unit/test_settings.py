@@ -10,11 +10,11 @@ from pydantic import SecretStr, ValidationError
 
 from config.settings import Settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
-def test_every_setting_is_documented_in_the_readme_and_nothing_else() -> None:
-    documented = set(re.findall(r"^\| `(LETHE_[A-Z_]+)` \|", README.read_text(), re.M))
+def test_every_setting_is_documented_in_docs_configuration_and_nothing_else() -> None:
+    documented = set(re.findall(r"^\| `(LETHE_[A-Z_]+)` \|", CONFIGURATION.read_text(), re.M))
     assert documented == set(Settings.variables())
 
 

@@ -1,4 +1,4 @@
-"""A memory whose note ask goes unanswered is found with `LetheNoteAskPending = true` (the README's filter);
+"""A memory whose note ask goes unanswered is found with `LetheNoteAskPending = true` (docs/operating.md's filter);
 answering clears it. Against the session's gateway, worker and Temporal dev server.
 
 The leaving episode and its ask are written here as the hot path writes them (episodes.asked_at, asks), so the

@@ -1,7 +1,7 @@
 """The image and its entrypoints.
 
 Every command the Dockerfile, docker-compose.yml and the Helm chart run is one of the `lethe` commands that
-docs/deploy.md documents (its "Commands" table, which the README repeats).
+docs/deploy.md documents (its "Commands" table, which docs/operating.md repeats).
 """
 
 from __future__ import annotations
