@@ -13,6 +13,7 @@ CHROMIUM := /usr/bin/chromium
 OBJDUMP := /usr/bin/objdump
 # ... and runs its server on an emulated CPU without AVX-512 (qemu-user).
 QEMU := /usr/bin/qemu-x86_64
+JQ := /usr/bin/jq
 
 .PHONY: run test lint lock bench bench-quick bench-providers fuzz install install-bench clean
 
@@ -34,18 +35,23 @@ $(OBJDUMP):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y binutils || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y binutils)
 
+# The README's curl examples, which the tests run.
+$(JQ):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y curl jq || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y curl jq)
+
 # qemu-user only where it can emulate this CPU's kind (x86-64 Linux); elsewhere the test that needs it is skipped.
 $(QEMU):
 	if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-user || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-user); fi
 
-install: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU)
+install: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU) $(JQ)
 
 run: $(STAMP)
 	$(VENV)/bin/lethe dev
 
-test: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU)
+test: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU) $(JQ)
 	$(PY) -m pytest
 
 lint: $(STAMP)
