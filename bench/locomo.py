@@ -31,7 +31,6 @@ import secrets
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from locomo_data import CATEGORIES, DEVELOPMENT, HELD_OUT, Chat, load_chats  # noqa: E402
 from locomo_players import LethePlayer, ModelNoteTaker, WindowPlayer  # noqa: E402
-from stack import RESULTS, start_stack, stop_stack  # noqa: E402
+from stack import RESULTS, start_clocked_stack, stop_stack  # noqa: E402
 
 from providers.tokens import TiktokenCounter  # noqa: E402
 
@@ -183,12 +182,7 @@ def main() -> None:
         tuple(int(n) for n in args.chats.split(",")) if args.chats else DEVELOPMENT
     chats = load_chats(args.data.expanduser(), numbers)
     counter = TiktokenCounter()
-    data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-locomo-"))
-    data_dir.chmod(0o755)
-    admin = secrets.token_urlsafe(18)
-    os.environ.update({"LETHE_CEILING_TOKENS": str(args.ceiling), "LETHE_ALLOW_CLOCK_OVERRIDE": "true",
-                       "LETHE_ADMIN_TOKEN": admin})
-    stack = start_stack(data_dir / "state")
+    stack, data_dir, admin = start_clocked_stack("lethe-bench-locomo-", args.ceiling)
     tally, results, peer = Tally(), [], None
     started = time.monotonic()
     try:

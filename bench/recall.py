@@ -25,7 +25,6 @@ import os
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from recall_baselines import Baselines  # noqa: E402
 from recall_conversation import Conversation, Fact, Turn, generate  # noqa: E402
 from recall_diagnosis import Diagnosis  # noqa: E402
 from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
-from stack import RESULTS, start_stack, stop_stack  # noqa: E402
+from stack import RESULTS, start_clocked_stack, stop_stack  # noqa: E402
 
 from providers.embedder import LocalEmbedder  # noqa: E402
 from providers.tokens import TiktokenCounter  # noqa: E402
@@ -184,12 +183,7 @@ def main() -> None:
     questions = {q.turn: q for q in conversation.questions}
     embedder = LocalEmbedder(threads=1)
 
-    data_dir = Path(tempfile.mkdtemp(prefix="lethe-bench-recall-"))
-    data_dir.chmod(0o755)
-    admin = secrets.token_urlsafe(18)
-    os.environ.update({"LETHE_CEILING_TOKENS": str(args.ceiling), "LETHE_ALLOW_CLOCK_OVERRIDE": "true",
-                       "LETHE_ADMIN_TOKEN": admin})
-    stack = start_stack(data_dir / "state")
+    stack, data_dir, admin = start_clocked_stack("lethe-bench-recall-", args.ceiling)
     url = stack.url
     lethe = Tally("lethe", conversation)
     baselines: Baselines | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -29,7 +30,7 @@ from typing import Any
 import httpx
 
 __all__ = ["Stack", "cpu_seconds", "embedded_database", "free_port", "lane_cpu", "rss_mb", "running_stack",
-           "start_stack", "stop_stack", "wait_for_lane", "write_result"]
+           "start_clocked_stack", "start_stack", "stop_stack", "wait_for_lane", "write_result"]
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -89,6 +90,17 @@ def start_stack(data_dir: Path, env: dict[str, str] | None = None) -> Stack:
     threading.Thread(target=_drain, args=(stack,), daemon=True).start()
     _warm(stack)
     return stack
+
+
+def start_clocked_stack(prefix: str, ceiling: int) -> tuple[Stack, Path, str]:
+    """A stack at `ceiling` whose calls may set their time (`X-Lethe-Now`), in a new data directory, with an
+    admin token of its own: the stack, the data directory (erase it when done) and the token."""
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    data_dir.chmod(0o755)
+    admin = secrets.token_urlsafe(18)
+    os.environ.update({"LETHE_CEILING_TOKENS": str(ceiling), "LETHE_ALLOW_CLOCK_OVERRIDE": "true",
+                       "LETHE_ADMIN_TOKEN": admin})
+    return start_stack(data_dir / "state"), data_dir, admin
 
 
 def _warm(stack: Stack) -> None:
