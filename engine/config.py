@@ -44,8 +44,9 @@ class MechanismConfig:
     # likely out of view, and an answer needs the records themselves.
     recall_question_block_tokens: int = 2_400
     recall_question_block_max_fraction: float = 1 / 6
-    # Earlier turns' blocks still in view hold at most this share of the history budget, the newest kept: a
-    # conversation of questions would otherwise fill its view with what was recalled for the questions before.
+    # Earlier turns' blocks still in view hold at most this share of the landing (so of any request after a
+    # fade), the newest kept: a conversation of questions would otherwise fill its view with what was recalled
+    # for the questions before.
     recall_blocks_max_share: float = 1 / 4
     recall_keep_level: int = RELEVANT
     recall_lead_on_level: int = RELEVANT

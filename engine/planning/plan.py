@@ -127,7 +127,8 @@ def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, con
     fixed = Fixed(fixed.tokens + current_tokens, fixed.note_reserve)
     units = units_of(messages)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens + room, config=config, size_ratio=size_ratio)
-    blocks = earlier_blocks_within(earlier, lethe_text, int(budget.budget * config.recall_blocks_max_share))
+    # A share of the landing, the least a faded view holds: so a share of any request, not only of a full one.
+    blocks = earlier_blocks_within(earlier, lethe_text, int(budget.landing * config.recall_blocks_max_share))
     sizes = ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
                       count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()})
     return _Setting(turn, units, recall_seq, blocks, room, current, current_tokens, fixed, budget, sizes,
