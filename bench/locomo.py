@@ -102,6 +102,9 @@ def run_chat(chat: Chat, client: httpx.Client, database_url: str, args: argparse
     waited = lethe.wait_for_lane(args.lane_wait)
     played = time.monotonic() - started
     for question in chat.questions:
+        if args.as_conversation:
+            # A person reads the reply before asking again: the lane has caught up (earlier blocks distilled).
+            waited += lethe.wait_for_lane(30)
         found, tokens = lethe.ask(question, reply=args.as_conversation)
         tally.add("lethe", question.category, found, tokens)
         for name, (found, tokens) in window.ask(question).items():
@@ -169,7 +172,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=5000, help="the window baselines' tokens of newest messages")
     parser.add_argument("--no-mem0", action="store_true")
     parser.add_argument("--as-conversation", action="store_true",
-                        help="report a short reply to every question, so the questions join the history")
+                        help="report a short reply to every question, so the questions join the history (the lane "
+                             "catching up between questions, as while a person reads the reply)")
     parser.add_argument("--lane-wait", type=float, default=600.0, help="most seconds to wait for the lane per chat")
     parser.add_argument("--note-model", default=None,
                         help="answer note asks with this model (OpenAI-compatible; the openai client's "
