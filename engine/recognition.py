@@ -45,23 +45,32 @@ class HeldMessage:
     seq: int = 0
 
 
-def _aligns_to_end(held: Sequence[HeldMessage], start: int, incoming: Sequence[str]) -> int | None:
-    """Walk `incoming` against `held` from `start`; the count of incoming matched if every held message
-    from `start` on is matched or optional, or if incoming runs out where what is held after it is only the
-    rest of the last turn (a resend made before the reply was appended); else None."""
+def _walk(held: Sequence[HeldMessage], start: int, incoming: Sequence[str]) -> tuple[int, int]:
+    """Match `incoming` against `held` from `start`, skipping held messages that are optional: how far each got
+    (incoming matched, held passed) when they first disagree or one runs out."""
     i, j = 0, start
     while j < len(held):
         if i < len(incoming) and incoming[i] == held[j].agent_hash:
             i, j = i + 1, j + 1
         elif held[j].optional:
             j += 1
-        elif i == len(incoming):
-            # A stretch of what is held with only the latest replies after it: nothing new. With a user
-            # message after it, the stretch is old and what was sent is new (a delta repeating "ok").
-            return None if any(h.opens_turn for h in held[j:]) else i
         else:
-            return None
-    return i
+            break
+    return i, j
+
+
+def _aligns_to_end(held: Sequence[HeldMessage], start: int, incoming: Sequence[str]) -> int | None:
+    """Walk `incoming` against `held` from `start`; the count of incoming matched if every held message
+    from `start` on is matched or optional, or if incoming runs out where what is held after it is only the
+    rest of the last turn (a resend made before the reply was appended); else None."""
+    i, j = _walk(held, start, incoming)
+    if j == len(held):
+        return i
+    if i == len(incoming):
+        # A stretch of what is held with only the latest replies after it: nothing new. With a user
+        # message after it, the stretch is old and what was sent is new (a delta repeating "ok").
+        return None if any(h.opens_turn for h in held[j:]) else i
+    return None
 
 
 def new_messages_start(held: Sequence[HeldMessage], incoming: Sequence[str]) -> int:
@@ -106,14 +115,7 @@ def edited_user_message(held: Sequence[HeldMessage], incoming: Sequence[str],
     Only a resend from the memory's first message is read so: the walk then costs what the request holds."""
     if not held or not incoming or incoming[0] != held[0].agent_hash:
         return None
-    i = j = 0
-    while j < len(held) and i < len(incoming):
-        if incoming[i] == held[j].agent_hash:
-            i, j = i + 1, j + 1
-        elif held[j].optional:
-            j += 1
-        else:
-            break
+    i, j = _walk(held, 0, incoming)
     if i == len(incoming) or j >= len(held) - 1 or not held[j].opens_turn or not incoming_users[i]:
         return None
     return i, held[j]
