@@ -14,10 +14,9 @@ from engine.config import MechanismConfig
 from engine.cutting import BoundaryScores, cut_closed
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.fade import FadePlan, apply_transitions, ceiling_passed, fade_in_progress, plan_fade
-from engine.messages import StoredMessage
 from engine.planning.ceiling import seal_acknowledged, seal_if_past_ceiling, seal_picked_past_ceiling
 from engine.planning.records import Decided, DecoratePlan, PlanCore, StoredMemory
-from engine.planning.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_seq
+from engine.planning.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_message
 from engine.planning.view import Fixed, LetheText, ViewSizes, fixed_tokens, visible_messages
 from engine.recall.asking import asks_about_past
 from engine.recall.grouping import Recalled
@@ -115,12 +114,14 @@ def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, con
     # from such a request is still the history's.
     plain = max(1.0, 1.0 / size_ratio) if size_ratio else 1.0
     lethe_text = LetheText(count_text, plain)
-    recall_seq = turn_user_seq(messages, turn)
+    opened = turn_user_message(messages, turn)
+    recall_seq = opened.seq if opened is not None else None
     # Earlier turns' blocks stand in the view; this turn's counts with what no fade can shrink: the room kept for
     # a block still being found, or the block a tool loop's turn already carries.
     earlier = {seq: text for seq, text in memory.recall_blocks.items() if seq != recall_seq}
-    room = block_budget(config, asks_about_past=_asks(messages, recall_seq)) \
-        if recall_coming and recall_seq is not None else 0
+    # A message that asks about the past has a larger block kept for it.
+    room = block_budget(config, asks_about_past=asks_about_past(message_text(opened))) \
+        if recall_coming and opened is not None else 0
     current = memory.recall_blocks.get(recall_seq) if recall_seq is not None and not room else None
     current_tokens = lethe_text(current) if current is not None else 0
     fixed = fixed_tokens(request, turn, count_text, plain)
@@ -133,12 +134,6 @@ def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, con
                       count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()})
     return _Setting(turn, units, recall_seq, blocks, room, current, current_tokens, fixed, budget, sizes,
                     lethe_text)
-
-
-def _asks(messages: Sequence[StoredMessage], seq: int | None) -> bool:
-    """The turn's user message asks about the past (a larger block is kept for it)."""
-    message = next((m for m in reversed(messages) if m.seq == seq), None)
-    return message is not None and asks_about_past(message_text(message))
 
 
 def _seal_while_asked(s: _Setting, memory: StoredMemory, episodes: list[Episode], now: datetime) -> list[Transition]:

@@ -16,7 +16,7 @@ from engine.fade import should_sleep
 from engine.messages import StoredMessage
 from engine.planning.view import facts_in_block, sealed_ids, visible_messages
 
-__all__ = ["assemble_request", "block_keys", "note_ask_turns", "sleeps", "turn_user_seq"]
+__all__ = ["assemble_request", "block_keys", "note_ask_turns", "sleeps", "turn_user_message"]
 
 
 def block_keys(facts: Sequence[Fact], episodes: Sequence[Episode]) -> frozenset[str]:
@@ -47,11 +47,11 @@ def assemble_request(request: Mapping[str, Any], messages: Sequence[StoredMessag
     )
 
 
-def turn_user_seq(messages: Sequence[StoredMessage], turn: int) -> int | None:
-    """The seq of the user message that opened the turn in progress: its recall block stands before it."""
+def turn_user_message(messages: Sequence[StoredMessage], turn: int) -> StoredMessage | None:
+    """The user message that opened the turn in progress: its recall block stands before it."""
     for message in _current_turn_messages(messages, turn):
         if message.kind == "user":
-            return message.seq
+            return message
     return None
 
 
