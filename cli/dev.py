@@ -171,7 +171,8 @@ async def _serve(settings: Settings, running: _Running, banner: str) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     server = uvicorn.Server(uvicorn.Config(
-        build_app(settings), host=settings.gateway.host, port=settings.gateway.port, log_level="warning"))
+        build_app(settings), host=settings.gateway.host, port=settings.gateway.port, log_level="warning",
+        timeout_graceful_shutdown=int(settings.gateway.shutdown_seconds)))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     # The worker in a process of its own, as deployed: the lane's jobs never hold up the gateway's loop;
     # when it dies it is started again, and the gateway answers all the while.
@@ -231,7 +232,8 @@ class WorkerSupervisor:
     def stop_worker(self) -> None:
         self.stop.set()
         if self.proc is not None:
-            _stop_process(self.proc, timeout=30)
+            # Its running jobs get their grace (LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS), then it is killed.
+            _stop_process(self.proc, timeout=self.settings.worker.graceful_shutdown_seconds + 5)
 
 
 def _stop_process(proc: subprocess.Popen[bytes], *, timeout: float) -> None:

@@ -7,7 +7,6 @@ import asyncio
 import importlib.util
 import logging
 import os
-import signal
 import sys
 from collections.abc import Coroutine
 from typing import Any, NoReturn
@@ -52,13 +51,9 @@ async def _register(settings: Settings) -> int:
 
 
 async def _worker(settings: Settings) -> None:
-    from cli.worker import run_worker
+    from cli.worker import serve_worker
 
-    # SIGTERM (Kubernetes, `lethe dev`) and Ctrl-C let running activities finish, then the worker leaves.
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    await run_worker(settings, stop=stop)
+    await serve_worker(settings)
 
 
 def _require_database(settings: Settings) -> str:
@@ -84,8 +79,10 @@ def _gateway(settings: Settings) -> int:
     from cli.gateway import build_app
 
     _require_database(settings)
+    # On SIGTERM uvicorn stops taking connections and lets calls in flight, streamed replies included, end.
     uvicorn.run(build_app(settings), host=settings.gateway.host, port=settings.gateway.port,
-                log_level=settings.observability.log_level.lower())
+                log_level=settings.observability.log_level.lower(),
+                timeout_graceful_shutdown=int(settings.gateway.shutdown_seconds))
     return 0
 
 

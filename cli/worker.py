@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+from datetime import timedelta
 from typing import Any
 
 import uvicorn
@@ -29,7 +31,7 @@ from recall.config import RecallConfig
 from store.db import Database
 from workflows.memory import MemoryWorkflow
 
-__all__ = ["build_embedder", "build_judge", "build_worker", "run_worker"]
+__all__ = ["build_embedder", "build_judge", "build_worker", "run_worker", "serve_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +81,22 @@ def build_worker(
         workflows=[MemoryWorkflow],
         activities=[*lane.all(), *graph.all(), *recall.all()],
         interceptors=[TenantScope()],
+        # Without it the SDK cancels running activities at once on shutdown: a rolling update would throw away
+        # a judge's half-done batch and run it again elsewhere.
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
     )
 
 
-async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
+async def serve_worker(settings: Settings, *, judge: Judge | None = None) -> None:
+    """`lethe worker`: run until SIGTERM (Kubernetes, `lethe dev`) or Ctrl-C, then let running activities finish
+    (for at most LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS) and leave."""
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    await run_worker(settings, stop=stop, judge=judge)
+
+
+async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None, judge: Judge | None = None) -> None:
     configure_tracing(settings.observability, service="lethe-worker")
     # No ping before each checkout: a ping is a round trip, and an activity that meets a connection Postgres
     # dropped fails, the pool is renewed, and Temporal runs it again.
@@ -92,7 +106,7 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -
     # The embedder's precision, as the database records it.
     settings = settings.model_copy(update={"models": await settled(settings.models, db)})
     client = await connect_temporal(settings.temporal)
-    worker = build_worker(client, db, task_queue=settings.temporal.task_queue, settings=settings)
+    worker = build_worker(client, db, task_queue=settings.temporal.task_queue, settings=settings, judge=judge)
     freeze_startup()  # the libraries' objects out of every later collection's walk (api/gc_pauses.py)
     tasks = [asyncio.create_task(worker.run(), name="worker")]
     server = None
@@ -111,8 +125,10 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None) -
         else:
             await stop.wait()
     finally:
-        if server is not None:
-            server.should_exit = True
+        log.info("worker stopping: running activities may finish",
+                 extra={"grace_seconds": settings.worker.graceful_shutdown_seconds})
         await worker.shutdown()
+        if server is not None:  # probes answer until the activities are done
+            server.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
         await db.dispose()

@@ -75,6 +75,8 @@ class TemporalSettings(Group):
 
 
 class GatewaySettings(Group):
+    env_names = {"shutdown_seconds": "gateway_shutdown_seconds"}
+
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     admin_token: SecretStr = SecretStr("")
@@ -94,6 +96,9 @@ class GatewaySettings(Group):
     # What such a named upstream may be although private, loopback or link-local (refused otherwise): host names
     # and addresses or networks, comma-separated (`localhost,10.0.0.0/8`). `lethe dev` allows loopback.
     upstream_url_allow: str = ""
+    # On SIGTERM the gateway stops taking connections and lets calls in flight (a streamed reply included) end
+    # for at most this long; keep it under the pod's termination grace period.
+    shutdown_seconds: float = Field(default=25.0, ge=0)
 
     @property
     def admin_enabled(self) -> bool:
@@ -106,6 +111,9 @@ class WorkerSettings(Group):
 
     # The worker answers /healthz and /readyz here for container probes (0 turns it off).
     health_port: int = Field(default=8081, ge=0, le=65535)
+    # On SIGTERM running activities get this long to finish before they are cancelled (and retried by another
+    # worker); keep it under the pod's termination grace period.
+    graceful_shutdown_seconds: float = Field(default=50.0, ge=0)
 
 
 class LimitsSettings(Group):

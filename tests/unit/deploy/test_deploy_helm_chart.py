@@ -317,6 +317,22 @@ def test_ingress_and_autoscalers_point_at_the_gateway_and_worker(
 
 
 @pytest.mark.parametrize("set_name", SET_NAMES)
+def test_shutdown_fits_in_the_pods_grace_period(rendered: dict[str, list[dict[str, Any]]], set_name: str) -> None:
+    """A rolling update lets the worker's running jobs and the gateway's streamed replies finish: each process's
+    own shutdown wait ends before Kubernetes' grace period does (then it would be killed mid-call)."""
+    docs = rendered[set_name]
+    worker_spec = named(docs, "Deployment", f"{RELEASE}-worker")["spec"]["template"]["spec"]
+    worker_grace = float(env_of(container(docs, f"{RELEASE}-worker"))["LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS"]["value"])
+    assert 0 < worker_grace < worker_spec["terminationGracePeriodSeconds"]
+    gateway_spec = named(docs, "Deployment", f"{RELEASE}-gateway")["spec"]["template"]["spec"]
+    box = container(docs, f"{RELEASE}-gateway")
+    pre_stop = int(box["lifecycle"]["preStop"]["exec"]["command"][1])
+    drain = float(env_of(box)["LETHE_GATEWAY_SHUTDOWN_SECONDS"]["value"])
+    assert pre_stop > 0 and drain > 0
+    assert pre_stop + drain < gateway_spec["terminationGracePeriodSeconds"]
+
+
+@pytest.mark.parametrize("set_name", SET_NAMES)
 def test_selectors_match_their_pods(rendered: dict[str, list[dict[str, Any]]], set_name: str) -> None:
     docs = rendered[set_name]
     deployments = of_kind(docs, "Deployment")
