@@ -22,7 +22,7 @@ from engine.units import closed_units, current_turn, units_of
 from providers.judge import Judge
 from providers.usage import UsageScope
 from store.db import Database, StoreSession
-from store.repositories import boundary_store, episode_store, lane, memories, size_ratios
+from store.repositories import boundary_store, episode_store, lane, memories, model_ceilings, size_ratios
 
 __all__ = ["Cut", "cut_uncut", "score_units"]
 
@@ -101,6 +101,8 @@ async def cut_uncut(
         uncut = sum(u.tokens for run in uncut_runs(closed_units(units, turn), episodes) for u in run)
         last = await memories.latest_decoration(session, tenant_id=tenant_id, memory_pk=memory.id)
         model = last.model if last else None
+        # Cut as the hot path plans: against the ceiling of the model the memory's requests go to.
+        config = config.for_model(model, await model_ceilings.tenant_ceilings(session, tenant_id=tenant_id))
         budget = budget_for(units, turn=turn, fixed=last.fixed_tokens if last else 0, config=config,
                             size_ratio=await size_ratios.ratio_for(session, tenant_id=tenant_id, memory=memory,
                                                                    model=model))

@@ -30,6 +30,12 @@ def add_tenant_commands(sub: Any) -> None:
     rotate = tenant_sub.add_parser("rotate", help="issue a new key and revoke the old one")
     rotate.add_argument("tenant_id")
     rotate.add_argument("key_id", type=int)
+    ceiling = tenant_sub.add_parser(
+        "ceiling", help="show, set or clear a tenant's own ceiling for a model (read before the deployment's)")
+    ceiling.add_argument("tenant_id")
+    ceiling.add_argument("model", nargs="?", help="a model name or family (gpt-4o covers gpt-4o-2024-08-06)")
+    ceiling.add_argument("tokens", nargs="?", type=int, help="the ceiling in tokens; without it, shows the table")
+    ceiling.add_argument("--clear", action="store_true", help="remove the tenant's ceiling for the model")
     from cli import upstream
 
     upstream.add_parser(tenant_sub)
@@ -55,6 +61,8 @@ async def run_tenant(settings: Settings, database_url: str, args: argparse.Names
             for key in await tenants.list_keys(db, tenant_id=args.tenant_id):
                 state = f"revoked {key.revoked_at.isoformat()}" if key.revoked_at else "live"
                 print(f"{key.id}\t{key.prefix}…\tcreated {key.created_at.isoformat()}\t{state}")
+        elif command == "ceiling":
+            await _ceiling(db, args)
         elif command == "revoke":
             key = await tenants.revoke_key(db, tenant_id=args.tenant_id, key_id=args.key_id)
             print(f"key {key.id} ({key.prefix}…) revoked; gateways refuse it within 5 s")
@@ -64,3 +72,24 @@ async def run_tenant(settings: Settings, database_url: str, args: argparse.Names
     finally:
         await db.dispose()
     return 0
+
+
+async def _ceiling(db: Any, args: argparse.Namespace) -> None:
+    from contracts.errors import InvalidInput
+    from service.ceilings import TTL_SECONDS, TenantCeilings
+
+    ceilings = TenantCeilings()
+    if args.clear or args.tokens is not None:
+        if not args.model:
+            raise InvalidInput("name the model whose ceiling to set or clear", field="model")
+        if args.clear:
+            table = await ceilings.clear(db, args.tenant_id, model=args.model)
+        else:
+            table = await ceilings.set(db, args.tenant_id, model=args.model, ceiling_tokens=args.tokens)
+        print(f"gateways plan by it within {TTL_SECONDS:g} s")
+    else:
+        table = await ceilings.table(db, args.tenant_id)
+    for model, tokens in sorted(table.items()):
+        print(f"{model}\t{tokens}")
+    if not table:
+        print(f"tenant {args.tenant_id} has no ceilings of its own (the deployment's apply)")

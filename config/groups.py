@@ -129,10 +129,34 @@ class LimitsSettings(Group):
 
 
 class MechanismSettings(Group):
+    # The ceiling of a model without one of its own below, never more than the model's known window.
     ceiling_tokens: int = Field(default=200_000, ge=1000)
+    # Ceilings of named models, taken as they are: `name=tokens`, comma-separated (`my-llama=8192,gpt-4.1=1000000`).
+    model_ceilings: str = ""
     # An unanswered note ask shows as pending (LetheNoteAskPending) after this many calls or minutes.
     note_ask_pending_calls: int = Field(default=3, ge=1)
     note_ask_pending_minutes: float = Field(default=30.0, ge=0)
+
+    @field_validator("model_ceilings")
+    @classmethod
+    def _model_ceilings_parse(cls, value: str) -> str:
+        parse_model_ceilings(value)
+        return value
+
+    @property
+    def model_ceiling_table(self) -> dict[str, int]:
+        return parse_model_ceilings(self.model_ceilings)
+
+
+def parse_model_ceilings(text: str) -> dict[str, int]:
+    """`name=tokens,name=tokens` as a table; names lower-cased (matching ignores case)."""
+    table: dict[str, int] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, tokens = entry.rpartition("=")
+        if not sep or not name.strip() or not tokens.strip().isdigit() or int(tokens) < 1000:
+            raise ValueError(f"{entry!r} is not `model=tokens` with at least 1000 tokens")
+        table[name.strip().lower()] = int(tokens)
+    return table
 
 
 class RecallSettings(Group):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
+from engine.ceilings import ceiling_for
 from engine.recall.walk import RELEVANT, WalkRules
 
 __all__ = ["MechanismConfig"]
@@ -14,8 +16,12 @@ __all__ = ["MechanismConfig"]
 class MechanismConfig:
     """Every number the mechanism uses, with the defaults the seed implies."""
 
-    # The ceiling is ours and the same for everyone: a 200k-token window.
+    # The ceiling: a 200k-token window, unless the model the request goes to has its own below (`for_model`).
     ceiling_tokens: int = 200_000
+    # Model name -> ceiling (matched as `engine.ceilings.match_model` does): the ceilings the deployment names,
+    # then the known context windows below `ceiling_tokens` (`engine.context_windows`).
+    model_ceilings: tuple[tuple[str, int], ...] = ()
+    known_ceilings: tuple[tuple[str, int], ...] = ()
     # A user message after this much silence sleeps before the reply.
     sleep_after: timedelta = timedelta(hours=24)
     # The landing sits at this share of the budget unless two typical turns would not fit above it.
@@ -52,6 +58,13 @@ class MechanismConfig:
     recall_lead_on_level: int = RELEVANT
     recall_walk_steps: int = 2
     recall_walk_per_step: int = 16
+
+    def for_model(self, model: str | None, tenant_ceilings: Mapping[str, int] | None = None) -> MechanismConfig:
+        """This config with the ceiling of the model a request goes to: the tenant's own table first, then the
+        deployment's, then the known windows, else `ceiling_tokens`."""
+        ceiling = ceiling_for(model, default=self.ceiling_tokens,
+                              tables=(tenant_ceilings or {}, dict(self.model_ceilings), dict(self.known_ceilings)))
+        return self if ceiling == self.ceiling_tokens else replace(self, ceiling_tokens=ceiling)
 
     def walk_rules(self) -> WalkRules:
         return WalkRules(keep_level=self.recall_keep_level, lead_on_level=self.recall_lead_on_level,

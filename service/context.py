@@ -12,6 +12,7 @@ from typing import Any
 from engine.config import MechanismConfig
 from providers.tokens import TokenCounter
 from recall.find import Recaller
+from service.ceilings import TenantCeilings
 from service.memory_cache import MemoryCache
 from store.db import Database
 
@@ -25,6 +26,8 @@ class HotPath:
     config: MechanismConfig
     # What recent decorates loaded of their memories, reused while it is still true.
     memory_cache: MemoryCache = field(default_factory=MemoryCache)
+    # Tenants' own ceilings per model, read every few seconds at most.
+    ceilings: TenantCeilings = field(default_factory=TenantCeilings)
     # Recall for new user messages; None when it is off.
     recaller: Recaller | None = None
 

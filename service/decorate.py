@@ -258,8 +258,9 @@ async def _decide(
     scores = await boundary_store.load_boundary_scores(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                   after_seq=known.covered())
     ratio = await size_ratios.ratio_for(session, tenant_id=tenant_id, memory=memory, model=call.model)
+    config = await ctx.ceilings.config_for(session, ctx.config, tenant_id=tenant_id, model=call.model)
     return decide(
-        call.body, view, now=now, config=ctx.config, boundary_scores=scores, count_text=ctx.text_counter(call.model),
+        call.body, view, now=now, config=config, boundary_scores=scores, count_text=ctx.text_counter(call.model),
         size_ratio=ratio, sleep_owed=memory.sleep_owed, recall_coming=recall_coming,
     )
 

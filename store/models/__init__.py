@@ -14,7 +14,7 @@ from store.models.mechanism import (
     TraceRow,
 )
 from store.models.recall import RecallBlockRow, RecallWalkRow
-from store.models.tenancy import ApiKeyRow, SizeRatioRow, TenantRow
+from store.models.tenancy import ApiKeyRow, ModelCeilingRow, SizeRatioRow, TenantRow
 from store.models.upstream import TenantUpstreamRow
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "IdempotencyRow",
     "MemoryRow",
     "MessageRow",
+    "ModelCeilingRow",
     "NoteCallRow",
     "OutboxEventRow",
     "PassageRow",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Identity, String
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Identity, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models.base import Base, now_column
@@ -41,3 +41,14 @@ class SizeRatioRow(Base):
     model: Mapped[str] = mapped_column(String(200), primary_key=True)
     ratio: Mapped[float] = mapped_column(Float, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class ModelCeilingRow(Base):
+    """A tenant's own ceiling for a model (or a family of them: `engine.ceilings.match_model`)."""
+
+    __tablename__ = "tenant_model_ceilings"
+
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    ceiling_tokens: Mapped[int] = mapped_column(Integer, nullable=False)
+    updated_at: Mapped[datetime] = now_column()
