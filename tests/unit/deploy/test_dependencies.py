@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[3]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCK = tomllib.loads((ROOT / "uv.lock").read_text())
 PACKAGES = {p["name"]: p for p in LOCK["package"]}
+# The workspace's own distributions, the server and the client (client/): built from the checkout, never downloaded.
+WORKSPACE = set(LOCK["manifest"]["members"])
 # The project's own packages, as the wheel takes them.
 RUNTIME = tuple(p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"])
 # What `lethe dev` and the tests run, and production never: the embedded Postgres and Temporal's binaries.
@@ -60,7 +62,7 @@ def test_lock_matches_pyproject() -> None:
 
 def test_every_locked_package_is_pinned_with_hashes() -> None:
     for package in LOCK["package"]:
-        if package["name"] == "lethe":
+        if package["name"] in WORKSPACE:
             continue
         files = package.get("wheels", []) + ([package["sdist"]] if "sdist" in package else [])
         assert files, f"{package['name']} has no file in the lock"
