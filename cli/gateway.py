@@ -7,7 +7,7 @@ from temporalio.client import Client
 from activities.graph import check_language
 from api.app import GatewayApp, create_app
 from cli.precision import settled_apart
-from cli.telemetry import configure_tracing, tracing_enabled
+from cli.telemetry import configure_metrics, configure_tracing, tracing_enabled
 from cli.temporal import connect_temporal
 from cli.worker import build_embedder, build_judge
 from config.mechanism import mechanism_config
@@ -45,4 +45,5 @@ def build_recaller(settings: Settings) -> Recaller | None:
 
 def build_app(settings: Settings) -> GatewayApp:
     configure_tracing(settings.observability, service="lethe-gateway")
+    configure_metrics(settings.observability, service="lethe-gateway")
     return create_app(gateway_options(settings))

@@ -105,11 +105,11 @@ def _leave(code: int) -> NoReturn:
     sometimes aborts the process after its work is done (temporalio/sdk-python#300): a command that succeeded
     would exit with SIGABRT. Spans, logs and output are flushed first, so nothing is lost.
     """
-    from opentelemetry import trace
+    from opentelemetry import metrics, trace
 
-    provider = trace.get_tracer_provider()
-    if hasattr(provider, "shutdown"):
-        provider.shutdown()
+    for provider in (trace.get_tracer_provider(), metrics.get_meter_provider()):  # the last OTLP push goes out
+        if hasattr(provider, "shutdown"):
+            provider.shutdown()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

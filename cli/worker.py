@@ -16,18 +16,22 @@ from activities.graph import GraphActivities, check_language
 from activities.lane import LaneActivities, NoteAskPolicy
 from activities.recall import RecallActivities
 from activities.tenant_scope import TenantScope
+from activities.timing import ActivityTiming
 from api.gc_pauses import freeze_startup
 from api.routes import health
+from api.routes.metrics import install_metrics_route
 from cli.precision import local_precision, settled
-from cli.telemetry import configure_tracing
+from cli.telemetry import configure_metrics, configure_tracing
 from cli.temporal import connect_temporal
 from config.groups import ModelSettings
 from config.mechanism import mechanism_config
 from config.settings import Settings
+from contracts import lane_names
 from providers.embedder import Embedder
 from providers.factory import make_embedder, make_judge
 from providers.judge import Judge
 from recall.config import RecallConfig
+from service.metrics import ACTIVITY_DURATION, LaneGauges
 from store.db import Database
 from workflows.memory import MemoryWorkflow
 
@@ -80,7 +84,7 @@ def build_worker(
         task_queue=task_queue,
         workflows=[MemoryWorkflow],
         activities=[*lane.all(), *graph.all(), *recall.all()],
-        interceptors=[TenantScope()],
+        interceptors=[TenantScope(), ActivityTiming(ACTIVITY_DURATION)],
         # Without it the SDK cancels running activities at once on shutdown: a rolling update would throw away
         # a judge's half-done batch and run it again elsewhere.
         graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
@@ -98,6 +102,7 @@ async def serve_worker(settings: Settings, *, judge: Judge | None = None) -> Non
 
 async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None, judge: Judge | None = None) -> None:
     configure_tracing(settings.observability, service="lethe-worker")
+    configure_metrics(settings.observability, service="lethe-worker")
     # No ping before each checkout: a ping is a round trip, and an activity that meets a connection Postgres
     # dropped fails, the pool is renewed, and Temporal runs it again.
     database = settings.database
@@ -109,11 +114,15 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None, j
     worker = build_worker(client, db, task_queue=settings.temporal.task_queue, settings=settings, judge=judge)
     freeze_startup()  # the libraries' objects out of every later collection's walk (api/gc_pauses.py)
     tasks = [asyncio.create_task(worker.run(), name="worker")]
+    if settings.worker.health_port or settings.observability.otlp_endpoint:  # else nobody would read them
+        gauges = LaneGauges(db, note_asks_pending=lambda: _note_asks_pending(client))
+        tasks.append(asyncio.create_task(gauges.run_beside(tasks[0]), name="worker-lane-gauges"))
     server = None
     if settings.worker.health_port:
+        app = health.health_app(db, client)
+        install_metrics_route(app, token=settings.gateway.metrics_token)  # same token rule as the gateway's
         config = uvicorn.Config(
-            health.health_app(db, client), host=settings.gateway.host, port=settings.worker.health_port,
-            log_level="warning", lifespan="off",
+            app, host=settings.gateway.host, port=settings.worker.health_port, log_level="warning", lifespan="off",
         )
         server = uvicorn.Server(config)
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
@@ -132,3 +141,9 @@ async def run_worker(settings: Settings, *, stop: asyncio.Event | None = None, j
             server.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
         await db.dispose()
+
+
+async def _note_asks_pending(client: Client) -> int:
+    """Memories the operators' filter finds (docs/operating.md): Temporal's visibility counts them, not Postgres."""
+    counted = await client.count_workflows(f"{lane_names.NOTE_ASK_PENDING.name} = true")
+    return counted.count

@@ -31,6 +31,7 @@ from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
 from service.memory_cache import CachedMemory, History, MemoryContents
+from service.metrics import count_cache, count_recall
 from service.shapes import parse_request, role_of
 from store.db import StoreSession
 from store.records import MemoryRecord
@@ -133,6 +134,8 @@ async def decorate(
     # Committed: safe to reuse. A plan that changed episodes or traces moved the version; the next call reads
     # those changes (stamped after `known.version`) and nothing else.
     ctx.memory_cache.put(tenant_id, memory.id, CachedMemory(history, known, memory.history_version))
+    if coming:  # committed: one recall block made for a new user message, or none
+        count_recall(found.provenance if found is not None and plan.recall_block is not None else None)
     _log_if_slow(memory_id, started, locked, read, planned, recalled)
     return answer
 
@@ -174,6 +177,7 @@ async def _store_new_messages(
     cached = ctx.memory_cache.get(tenant_id, memory.id)
     # Rewritten since it was cached (here or on another replica): read whole.
     kept = cached.history if cached.history_version == memory.history_version else History()
+    count_cache(hit=bool(kept.messages))
     history = kept.extended(await messages.history_after(
         session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=kept.last_seq))
     users = [item_kind(m) == "user" for m in call.history]

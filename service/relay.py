@@ -18,6 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import lane_names as names
 from service.background import BackgroundLoop
+from service.metrics import observe_relay_lag
 from store.db import Database, system_scope
 from store.repositories import lane, outbox
 
@@ -101,10 +102,11 @@ class OutboxRelay(BackgroundLoop):
                     await self._signal(item)
                 finally:
                     otel_context.detach(token)
-                await outbox.mark_delivered(
+                delivered_at = datetime.now(UTC)
+                observe_relay_lag(await outbox.mark_delivered(
                     session, tenant_id=item.tenant_id, memory_pk=item.memory_pk,
-                    up_to_seq=item.newest_seq, at=datetime.now(UTC),
-                )
+                    up_to_seq=item.newest_seq, at=delivered_at,
+                ), delivered_at)
         return len(pending)
 
     async def _signal(self, item: outbox.PendingDelivery) -> None:

@@ -1,4 +1,7 @@
-"""Prometheus metrics: request counts and latencies per route, for the chart's optional ServiceMonitor."""
+"""Prometheus metrics on `/metrics`, for the chart's optional ServiceMonitor: request counts and latencies per
+route (prometheus_client), and everything of `service.metrics` (OpenTelemetry, whose Prometheus reader writes
+into the same default registry). The worker serves the same route on its health port (`install_metrics_route`).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,10 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest, start_http_server
+from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.errors import install_error_handlers
 from contracts.errors import Unauthorized
 
 router = APIRouter(tags=["health"])
@@ -23,7 +28,10 @@ LATENCY = Histogram(
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
-    token = request.app.state.options.gateway.metrics_token.get_secret_value()
+    state = request.app.state
+    # The worker's health app names its token; the gateway's is in its options (LETHE_METRICS_TOKEN either way).
+    secret = getattr(state, "metrics_token", None)
+    token = (secret if secret is not None else state.options.gateway.metrics_token).get_secret_value()
     if token:
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(given.encode(), token.encode()):
@@ -36,6 +44,13 @@ def install_metrics(app: FastAPI, *, own_port: bool) -> None:
     app.add_middleware(_Measure)
     if not own_port:
         app.include_router(router)
+
+
+def install_metrics_route(app: FastAPI, *, token: SecretStr) -> None:
+    """/metrics on another app (the worker's health port), behind the same token rule as the gateway's."""
+    app.state.metrics_token = token
+    install_error_handlers(app)  # a wrong token is answered 401 as on the gateway, not 500
+    app.include_router(router)
 
 
 def serve_metrics(host: str, port: int) -> Callable[[], None]:

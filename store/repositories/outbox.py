@@ -78,8 +78,9 @@ async def claim_undelivered(session: AsyncSession, *, limit: int = 200) -> list[
 
 async def mark_delivered(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, up_to_seq: int, at: datetime
-) -> None:
-    await session.execute(
+) -> list[datetime]:
+    """Returns when each event now delivered was written (the relay's lag)."""
+    result = await session.execute(
         update(OutboxEventRow)
         .where(
             OutboxEventRow.tenant_id == tenant_id,
@@ -88,7 +89,9 @@ async def mark_delivered(
             OutboxEventRow.delivered_at.is_(None),
         )
         .values(delivered_at=at)
+        .returning(OutboxEventRow.created_at)
     )
+    return list(result.scalars())
 
 
 

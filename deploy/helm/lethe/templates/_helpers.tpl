@@ -65,6 +65,16 @@ false
 {{- if or .Values.secretKey.value .Values.secretKey.existingSecret }}true{{ end }}
 {{- end }}
 
+{{- define "lethe.hasMetricsToken" -}}
+{{- if or .Values.metricsToken.value .Values.metricsToken.existingSecret }}true{{ end }}
+{{- end }}
+
+{{/* Where the metrics token is: the user's Secret, else the chart's (for the scrapers' authorization). */}}
+{{- define "lethe.metricsTokenSecret" -}}
+name: {{ default (include "lethe.fullname" .) .Values.metricsToken.existingSecret }}
+key: {{ ternary .Values.metricsToken.existingSecretKey "metrics-token" (not (empty .Values.metricsToken.existingSecret)) }}
+{{- end }}
+
 {{- define "lethe.hasOpenAIKey" -}}
 {{- if or .Values.openai.apiKey .Values.openai.existingSecret }}true{{ end }}
 {{- end }}
@@ -110,6 +120,9 @@ env:
 {{- end }}
 {{- if include "lethe.hasSecretKey" . }}
 {{ include "lethe.secretEnv" (dict "name" "LETHE_SECRET_KEY" "chartSecret" $secret "chartKey" "secret-key" "existingSecret" .Values.secretKey.existingSecret "existingSecretKey" .Values.secretKey.existingSecretKey) | indent 2 }}
+{{- end }}
+{{- if include "lethe.hasMetricsToken" . }}
+{{ include "lethe.secretEnv" (dict "name" "LETHE_METRICS_TOKEN" "chartSecret" $secret "chartKey" "metrics-token" "existingSecret" .Values.metricsToken.existingSecret "existingSecretKey" .Values.metricsToken.existingSecretKey) | indent 2 }}
 {{- end }}
 {{- if include "lethe.hasOpenAIKey" . }}
 {{ include "lethe.secretEnv" (dict "name" "LETHE_OPENAI_API_KEY" "chartSecret" $secret "chartKey" "openai-api-key" "existingSecret" .Values.openai.existingSecret "existingSecretKey" .Values.openai.existingSecretKey) | indent 2 }}
