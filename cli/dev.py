@@ -86,7 +86,11 @@ Lethe is running.
   API key      {api_key}   (tenant "dev")
   admin token  {admin_token}
 
-Try it:
+The proxy ({url}/v1) calls the dev tenant's upstream; set yours once:
+  printf %s "$OPENAI_API_KEY" | .venv/bin/lethe tenant upstream dev --base-url https://api.openai.com/v1 --api-key-stdin
+(or send X-Lethe-Upstream-Base-URL and X-Lethe-Upstream-Key with each request).
+
+Try it (decorate needs no provider):
   curl -s {url}/v1/memories/demo/decorate \\
     -H "Authorization: Bearer {api_key}" \\
     -H "Content-Type: application/json" \\
