@@ -45,7 +45,10 @@ class BodyLimit:
             await send({"type": "http.response.start", "status": status, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                 (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": payload})
+            await send({"type": "http.response.body", "body": payload, "more_body": True})
+            if status == 413:
+                await self._drain(receive)
+            await send({"type": "http.response.body", "body": b""})
             return
         replayed = False
 
@@ -57,6 +60,19 @@ class BodyLimit:
             return await receive()  # after the body: only a disconnect can come
 
         await self.app(scope, replay, send)
+
+    async def _drain(self, receive: Receive) -> None:
+        """The rest of a refused body read and dropped (up to four times the limit): the answer is already sent,
+        but closing on unread bytes resets the connection, and a client still sending would never read it."""
+        drained = 0
+        while drained <= 4 * self.max_bytes:
+            try:
+                message = await asyncio.wait_for(receive(), timeout=self.idle_seconds)
+            except TimeoutError:
+                return
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                return
+            drained += len(message.get("body", b""))
 
     async def _read(self, scope: Scope, receive: Receive) -> tuple[tuple[int, bytes] | None, bytes]:
         limit = self.max_bytes

@@ -36,16 +36,15 @@ def _result_text(reading: NoteReading | None, facts: int) -> str:
 
 
 def _reply_history(
-    shape: str, response: dict[str, Any], agent_response: dict[str, Any]
+    shape: str, items: list[dict[str, Any]], agent_response: dict[str, Any]
 ) -> list[tuple[dict[str, Any], str | None, bool]]:
     """The reply as stored (note calls kept), each with the hash of what the agent got and whether the agent
     may have dropped it (a reply that was only a note call reaches it empty)."""
     if shape == "responses":
         visible = {content_hash(item) for item in agent_response.get("output") or []}
-        return [(item, digest if (digest := content_hash(item)) in visible else None, False)
-                for item in reply_items(shape, response)]
+        return [(item, digest if (digest := content_hash(item)) in visible else None, False) for item in items]
     shown = agent_response["choices"][0]["message"]
-    return [(reply_items(shape, response)[0], content_hash(shown), agent_reply_is_empty(shape, agent_response))]
+    return [(items[0], content_hash(shown), agent_reply_is_empty(shape, agent_response))]
 
 
 async def report(
@@ -69,18 +68,20 @@ async def report(
         if decoration.reported_at is not None:
             raise Conflict(f"decorate {decoration.id!r} was already reported; each model call needs its own decorate")
         shape, response = decoration.shape, request.response
-        reply_items(shape, response)  # validates before anything is stored
+        items = reply_items(shape, response)  # validates before anything is stored
         now = clock.advance(memory.latest_at)
         agent_response = without_note_calls(response)
-        calls = note_calls(response)
-        reading = read_note(response)
+        # Only the first choice enters history: a note call in another would leave a result answering nothing.
+        kept = response if shape == "responses" else {**response, "choices": response["choices"][:1]}
+        calls = note_calls(kept)
+        reading = read_note(kept)
 
         fact_keys = await _take_note(session, ctx, tenant_id, memory.id, decoration.id, calls, reading, now)
         new = [
             messages.NewMessage(body=item, role=role_of(item), content_hash=content_hash(item), turn=memory.last_turn,
                                 tokens=ctx.message_tokens(item, decoration.model), agent_hash=agent_hash,
                                 agent_optional=optional)
-            for item, agent_hash, optional in _reply_history(shape, response, agent_response)
+            for item, agent_hash, optional in _reply_history(shape, items, agent_response)
         ]
         text = _result_text(reading, len(fact_keys))
         new += [

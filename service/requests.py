@@ -54,5 +54,6 @@ class ResponsesRequest(_PassThrough):
 
 
 class ReportRequest(BaseModel):
-    decorate_id: str = Field(min_length=1, max_length=40)
+    # The characters decorate's ids are made of: anything else (a NUL, say) names none, and the store refuses it.
+    decorate_id: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.:-]+$")
     response: dict[str, Any]

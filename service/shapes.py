@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from contracts.errors import InvalidInput
 from engine.messages import Shape, history_items
+from service.replies import validate_reply
 from service.requests import ChatCompletionsRequest, ReportRequest, ResponsesRequest
 from service.validation import invalid_from_validation
 
 __all__ = ["agent_reply_is_empty", "parse_report", "parse_request", "reply_items", "role_of",
            "usage_input_tokens"]
-
 
 
 def parse_request(body: Any) -> tuple[Shape, list[dict[str, Any]]]:
@@ -41,60 +41,9 @@ def parse_report(body: Any) -> ReportRequest:
         raise invalid_from_validation(exc) from exc
 
 
-class _Reply(BaseModel):
-    # A provider reply as far as Lethe reads it (the note call, what history keeps); the rest passes through.
-    model_config = ConfigDict(extra="allow")
-
-
-class _Function(_Reply):
-    name: str | None = None
-    arguments: str | None = None
-
-
-class _ToolCall(_Reply):
-    id: str | None = Field(default=None, max_length=200)
-    function: _Function | None = None
-
-
-class _ChatReplyMessage(_Reply):
-    role: str | None = None
-    content: str | list[Any] | None = None
-    tool_calls: list[_ToolCall] | None = None
-
-
-class _Choice(_Reply):
-    message: _ChatReplyMessage | None = None
-    finish_reason: str | None = None
-
-
-class _ChatReply(_Reply):
-    choices: list[_Choice]
-
-
-class _OutputItem(_Reply):
-    type: str = Field(max_length=200)
-    name: str | None = None
-    call_id: str | None = Field(default=None, max_length=200)
-    arguments: str | None = None
-
-
-class _ResponsesReply(_Reply):
-    output: list[_OutputItem]
-
-
-def _validate_reply(shape: str, response: dict[str, Any]) -> None:
-    """Wrong types anywhere Lethe reads are refused here, naming the field, before anything is stored."""
-    if shape == "responses" and "choices" in response:
-        raise InvalidInput("a Responses reply carries `output`, not `choices`", field="response.choices")
-    try:
-        (_ResponsesReply if shape == "responses" else _ChatReply).model_validate(response)
-    except ValidationError as exc:
-        raise invalid_from_validation(exc, prefix=("response",)) from exc
-
-
 def reply_items(shape: str, response: dict[str, Any]) -> list[dict[str, Any]]:
     """The messages a provider reply adds to history: the first choice's message, or the output items."""
-    _validate_reply(shape, response)
+    validate_reply(shape, response)
     if shape == "responses":
         output = response.get("output")
         if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):

@@ -44,4 +44,6 @@ def invalid_from_validation(exc: Validated, *, prefix: Sequence[str] = ()) -> In
                 else [p for p in e["loc"] if not _is_tag(p)], e) for e in errors]
     loc, first = max(located, key=lambda pair: len(pair[0]))
     field = field_path([*prefix, *loc])
-    return InvalidInput(f"{field or 'body'}: {first['msg']}", field=field or "body")
+    # pydantic names its model where an object was wanted ("... or instance of _Usage"): say it in JSON's words.
+    message = "Input should be a JSON object" if first["type"] in ("model_type", "dict_type") else first["msg"]
+    return InvalidInput(f"{field or 'body'}: {message}", field=field or "body")

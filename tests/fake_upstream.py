@@ -33,7 +33,8 @@ _COUNTER = TiktokenCounter()
 @dataclass
 class FakeUpstream:
     base_url: str = ""
-    # Scripted next answers: "429", "400", "500", "hang", "drop" (stream only: cut after a few events).
+    # Scripted next answers: "429", "400", "500", "hang", "drop" (stream only: cut after a few events),
+    # "malformed" (not streamed: a tool call without its id).
     script: list[str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -221,6 +222,10 @@ def _app(fake: FakeUpstream) -> FastAPI:
                                            "type": "server_error", "param": None, "code": None}}, status_code=500)
         if step == "hang":
             await asyncio.sleep(5)  # past the test gateway's upstream timeout
+        if step == "malformed":
+            reply = chat_reply(body, "", [("call_1", "lookup", "{}")])
+            del reply["choices"][0]["message"]["tool_calls"][0]["id"]
+            return JSONResponse(reply)
         text, calls = decide(fake, body)
         if not body.get("stream"):
             return JSONResponse(responses_reply(body, text, calls) if responses else chat_reply(body, text, calls))

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import LetheError, UpstreamError
+from contracts.errors import InvalidInput, LetheError, UpstreamError
 from engine.recognition import content_hash
 from engine.replies import note_calls
 from engine.streams import ChatStreamFilter, ResponsesStreamFilter, without_note_tool
@@ -111,9 +111,15 @@ class ProxyCall:
         return {"Server-Timing": ", ".join(parts)} if parts else {}
 
     async def _report(self, n: int, decorate_id: str, reply: dict[str, Any]) -> dict[str, Any]:
-        return await seam.report(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
-                                 decorate_id=decorate_id, response=reply, clock=self.clock,
-                                 idempotency_key=self._key("report", n))
+        try:
+            return await seam.report(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
+                                     decorate_id=decorate_id, response=reply, clock=self.clock,
+                                     idempotency_key=self._key("report", n))
+        except InvalidInput as exc:
+            # Report refused what the provider returned (nothing stored): the provider's fault, not the agent's.
+            raise UpstreamError(f"the upstream's reply is malformed: {exc.message}", status=502, body=orjson.dumps(
+                {"error": {"message": f"the upstream's reply is malformed: {exc.message}", "type": "upstream_malformed",
+                           "param": exc.field, "code": "upstream_malformed"}})) from exc
 
     @staticmethod
     def _continues(reported: dict[str, Any], reply: dict[str, Any], n: int) -> bool:

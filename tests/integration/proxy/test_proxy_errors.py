@@ -85,6 +85,22 @@ async def test_400_and_500_keep_the_providers_status_and_message(
     _stored_once(await _messages(http, tenant[1], f"r{step}"), "Close the ticket")
 
 
+async def test_a_malformed_provider_reply_is_a_502_naming_the_field_and_stores_nothing(
+    agent_client: Callable[..., AsyncOpenAI], upstream: FakeUpstream, http: httpx.AsyncClient,
+    tenant: tuple[str, str],
+) -> None:
+    client = agent_client("rmalformed")
+    upstream.script.append("malformed")
+    with pytest.raises(openai.APIStatusError) as caught:
+        await _ask(client, "chat_completions", "Look up the order", stream=False, key="k5")
+    assert caught.value.status_code == 502
+    assert caught.value.body["type"] == "upstream_malformed"  # type: ignore[index]
+    assert "tool_calls[0].id" in caught.value.body["param"]  # type: ignore[index]
+    answer = await _ask(client, "chat_completions", "Look up the order", stream=False, key="k5")
+    assert answer == "Noted: Look up the order"
+    _stored_once(await _messages(http, tenant[1], "rmalformed"), "Look up the order")
+
+
 @pytest.mark.parametrize("stream", [False, True])
 async def test_timeout_is_a_retryable_error_and_the_retry_stores_nothing_twice(
     agent_client: Callable[..., AsyncOpenAI], upstream: FakeUpstream, http: httpx.AsyncClient,
