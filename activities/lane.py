@@ -23,6 +23,7 @@ from contracts.lane_types import (
     JobInput,
     MemoryStatus,
     ParkInput,
+    ResolveInput,
     RunEventInput,
     SleepInput,
 )
@@ -69,8 +70,8 @@ class LaneActivities:
 
     def all(self) -> list[object]:
         """Every activity of the lane, bound, for the worker."""
-        return [self.fetch_events, self.record_event, self.park_job, self.score_boundaries, self.cut_history,
-                self.score_traces, self.prepare_sleep]
+        return [self.fetch_events, self.record_event, self.park_job, self.resolve_parked, self.score_boundaries,
+                self.cut_history, self.score_traces, self.prepare_sleep]
 
     @activity.defn
     async def fetch_events(self, params: FetchEventsInput) -> list[EventRef]:
@@ -106,6 +107,19 @@ class LaneActivities:
                 await lane.park_job(session, tenant_id=memory.tenant_id, memory_pk=pk, seq=params.seq,
                                     job=params.job, error=params.error)
         activity.logger.warning("lane job parked", extra={
+            "memory_id": memory.memory_id, "seq": params.seq, "job": params.job})
+        return await self.status(memory.tenant_id, memory.memory_id)
+
+    @activity.defn
+    async def resolve_parked(self, params: ResolveInput) -> MemoryStatus:
+        """A parked job an operator retried has succeeded: its row is marked resolved."""
+        memory = params.memory
+        async with self.db.session() as session, session.begin():
+            pk = await lane.memory_pk(session, tenant_id=memory.tenant_id, memory_id=memory.memory_id)
+            if pk is not None:
+                await lane.resolve_parked(session, tenant_id=memory.tenant_id, memory_pk=pk, seq=params.seq,
+                                          job=params.job, at=datetime.now(UTC))
+        activity.logger.info("parked lane job resolved", extra={
             "memory_id": memory.memory_id, "seq": params.seq, "job": params.job})
         return await self.status(memory.tenant_id, memory.memory_id)
 

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from cli.jobs import add_jobs_commands, run_jobs
 from cli.tenant import add_tenant_commands, run_tenant
 from config.settings import Settings
 from contracts.version import VERSION
@@ -30,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("migrate", help="apply the database migrations and exit")
     sub.add_parser("register-search-attributes", help="register Lethe's search attributes in Temporal and exit")
     add_tenant_commands(sub)
+    add_jobs_commands(sub)
     return parser
 
 
@@ -150,6 +152,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return asyncio.run(upstream.run(settings, args))
     if args.command == "tenant":
         return asyncio.run(run_tenant(settings, _require_database(settings), args))
+    if args.command == "jobs":
+        return asyncio.run(run_jobs(settings, _require_database(settings), args))
     return 2
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "LANE_BACKLOG",
     "LAST_USER_MESSAGE_AT",
     "LEAVING_EPISODES",
+    "RETRY_SIGNAL",
     "MEMORY",
     "NOTE_ASK_PENDING",
     "NOTE_ASK_SINCE",
@@ -27,6 +28,8 @@ __all__ = [
 WORKFLOW_TYPE = "MemoryWorkflow"
 # Carries the newest outbox event number; the workflow reads the events themselves from Postgres.
 EVENTS_SIGNAL = "events"
+# An operator asks the lane to run a parked job again: (seq, event kind, job's activity name).
+RETRY_SIGNAL = "retry_parked"
 
 
 def workflow_id(tenant_id: str, memory_id: str) -> str:

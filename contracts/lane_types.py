@@ -18,6 +18,7 @@ __all__ = [
     "MemoryRef",
     "MemoryStatus",
     "ParkInput",
+    "ResolveInput",
     "RunEventInput",
     "SleepInput",
 ]
@@ -77,6 +78,15 @@ class ParkInput:
     seq: int
     job: str
     error: str
+
+
+@dataclass(frozen=True)
+class ResolveInput:
+    """A parked job that ran again and succeeded."""
+
+    memory: MemoryRef
+    seq: int
+    job: str
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from store.repositories import lane, outbox
 _TENANT = SearchAttributeKey.for_keyword(names.TENANT.name)
 _MEMORY = SearchAttributeKey.for_keyword(names.MEMORY.name)
 
-__all__ = ["OutboxRelay", "TemporalClient", "end_workflow"]
+__all__ = ["OutboxRelay", "TemporalClient", "end_workflow", "signal_memory"]
 
 # The gateway's Temporal client, named here: this module is the gateway's one seam to Temporal.
 TemporalClient = Client
@@ -110,20 +110,27 @@ class OutboxRelay(BackgroundLoop):
         return len(pending)
 
     async def _signal(self, item: outbox.PendingDelivery) -> None:
-        # By name, with the input's two ids (the rest of `MemoryWorkflowInput` has defaults): the gateway
-        # does not import the workflow.
-        await self.client.start_workflow(
-            names.WORKFLOW_TYPE,
-            {"tenant_id": item.tenant_id, "memory_id": item.memory_id},
-            id=names.workflow_id(item.tenant_id, item.memory_id),
-            task_queue=self.task_queue,
-            start_signal=names.EVENTS_SIGNAL,
-            start_signal_args=[item.newest_seq],
-            rpc_timeout=SIGNAL_TIMEOUT,
-            search_attributes=TypedSearchAttributes(
-                [SearchAttributePair(_TENANT, item.tenant_id), SearchAttributePair(_MEMORY, item.memory_id)]
-            ),
-        )
+        await signal_memory(self.client, task_queue=self.task_queue, tenant_id=item.tenant_id,
+                            memory_id=item.memory_id, signal=names.EVENTS_SIGNAL, args=[item.newest_seq])
+
+
+async def signal_memory(client: TemporalClient, *, task_queue: str, tenant_id: str, memory_id: str, signal: str,
+                        args: list[object]) -> None:
+    """Signal the memory's workflow, starting it first when it is not running (signal-with-start)."""
+    # By name, with the input's two ids (the rest of `MemoryWorkflowInput` has defaults): the gateway does not
+    # import the workflow.
+    await client.start_workflow(
+        names.WORKFLOW_TYPE,
+        {"tenant_id": tenant_id, "memory_id": memory_id},
+        id=names.workflow_id(tenant_id, memory_id),
+        task_queue=task_queue,
+        start_signal=signal,
+        start_signal_args=args,
+        rpc_timeout=SIGNAL_TIMEOUT,
+        search_attributes=TypedSearchAttributes(
+            [SearchAttributePair(_TENANT, tenant_id), SearchAttributePair(_MEMORY, memory_id)]
+        ),
+    )
 
 
 async def end_workflow(client: TemporalClient, *, tenant_id: str, memory_id: str) -> bool:

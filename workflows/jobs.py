@@ -26,6 +26,7 @@ __all__ = [
     "SCORE_BOUNDARIES",
     "SCORE_TRACES",
     "UPDATE_GRAPH",
+    "job_named",
     "jobs_for",
 ]
 
@@ -102,6 +103,12 @@ RECALL_PATCH = "recall"
 # judge) comes after the next message and is worthless; prepare_recall only reads the graph and writes its
 # own row, so it races no job. The report then runs its other jobs in order as before.
 RECALL_AHEAD_PATCH = "recall-ahead"
+
+
+def job_named(name: str) -> Job | None:
+    """The job whose activity is `name` (a parked job retried by hand), or None for one the lane does not run."""
+    return next((job for job in (SCORE_BOUNDARIES, CUT_HISTORY, SCORE_TRACES, UPDATE_GRAPH, DISTILL_RECALL,
+                                 PREPARE_RECALL) if job.activity == name), None)
 
 
 def jobs_for(kind: str, *, graph: bool = True, recall: bool = True, ahead: bool = False) -> tuple[Job, ...]:

@@ -17,7 +17,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.lane_names import EVENTS_SIGNAL, WORKFLOW_TYPE, workflow_id
+    from contracts.lane_names import EVENTS_SIGNAL, RETRY_SIGNAL, WORKFLOW_TYPE, workflow_id
     from contracts.lane_types import (
         EventRef,
         FetchEventsInput,
@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         MemoryRef,
         MemoryStatus,
         ParkInput,
+        ResolveInput,
         RunEventInput,
         SleepInput,
     )
@@ -38,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         RECALL_AHEAD_PATCH,
         RECALL_PATCH,
         Job,
+        job_named,
         jobs_for,
     )
     from workflows.state import LaneState, MemoryWorkflowInput
@@ -72,6 +74,12 @@ class MemoryWorkflow:
         if newest_seq > self.state.known_seq:
             self.state.known_seq = newest_seq
 
+    @workflow.signal(name=RETRY_SIGNAL)
+    def retry_parked(self, seq: int, kind: str, job: str) -> None:
+        # Asked twice before it ran, it runs once.
+        if (seq, kind, job) not in self.state.retries:
+            self.state.retries.append((seq, kind, job))
+
     @workflow.query
     def lane(self) -> LaneState:
         return self.state
@@ -91,11 +99,14 @@ class MemoryWorkflow:
                 sleep_due(self.state.status, self.state.sleep_tried_for),
                 note_ask_due(self.state.status, workflow.now()),
             )
-            deadline_passed = await self.timer.wait(lambda: self._has_work() or self._should_continue())
+            deadline_passed = await self.timer.wait(
+                lambda: self._has_work() or bool(self.state.retries) or self._should_continue())
             if deadline_passed:
                 await self._on_deadline()
             if self._has_work():
                 await self._drain_lane()
+            if self.state.retries:
+                await self._run_retries()
             if self._should_continue():
                 # Handlers finish first so no signal is lost between this run and the next; a walk being
                 # prepared ahead finishes too (the next run prepares again for what came meanwhile).
@@ -159,7 +170,23 @@ class MemoryWorkflow:
         self.state.jobs_run += 1
         self._take(status)
 
-    async def _run_job(self, job: Job, argument: JobInput | SleepInput, *, seq: int) -> MemoryStatus | None:
+    async def _run_retries(self) -> None:
+        """Parked jobs an operator asked for, each once more through the same path: one that fails again is parked
+        again (its new error recorded); one that succeeds is marked resolved."""
+        while self.state.retries:
+            seq, kind, name = self.state.retries[0]
+            job = job_named(name)
+            if job is not None:
+                done = await self._run_job(job, JobInput(memory=self.memory, event=EventRef(seq=seq, kind=kind)),
+                                           seq=seq, retried=True)
+                if done is not None:
+                    self._take(await workflow.execute_activity(
+                        "resolve_parked", ResolveInput(memory=self.memory, seq=seq, job=name),
+                        result_type=MemoryStatus, start_to_close_timeout=LANE_TIMEOUT, retry_policy=LANE_RETRY))
+            self.state.retries.pop(0)
+
+    async def _run_job(self, job: Job, argument: JobInput | SleepInput, *, seq: int,
+                       retried: bool = False) -> MemoryStatus | int | None:
         """Run one job; one that keeps failing is parked (recorded, shown) and the lane moves on."""
         try:
             result = await workflow.execute_activity(
@@ -174,9 +201,12 @@ class MemoryWorkflow:
                 "park_job", ParkInput(memory=self.memory, seq=seq, job=job.activity, error=reason),
                 result_type=MemoryStatus, start_to_close_timeout=LANE_TIMEOUT, retry_policy=LANE_RETRY,
             )
-            self.state.parked += 1
+            if not retried:
+                self.state.parked += 1
             self._take(status)
             return None
+        if retried:
+            return result if isinstance(result, MemoryStatus) else int(result or 0)
         return result if isinstance(result, MemoryStatus) else None
 
     async def _on_deadline(self) -> None:
@@ -189,7 +219,7 @@ class MemoryWorkflow:
             workflow.set_current_details(f"preparing the sleep owed since {due:%Y-%m-%d %H:%M} UTC")
             prepared = await self._run_job(PREPARE_SLEEP, SleepInput(memory=self.memory, for_user_message_at=at),
                                            seq=self.state.done_seq)
-            if prepared is not None:
+            if isinstance(prepared, MemoryStatus):
                 self._take(prepared)
         self._show()  # a note ask may have turned pending by time alone
 

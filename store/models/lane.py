@@ -26,6 +26,10 @@ class ParkedJobRow(Base):
     job: Mapped[str] = mapped_column(String(60), nullable=False)
     error: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     created_at: Mapped[datetime] = now_column()
+    # An operator asked for it to run again (`lethe jobs retry`), and when it then succeeded; a retry that fails
+    # again records its new error and stays open.
+    retried_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class SleepPreparationRow(Base):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,6 +29,7 @@ __all__ = [
     "memory_pk",
     "messages_in",
     "park_job",
+    "resolve_parked",
     "record_sleep_prepared",
     "stored_messages",
     "uncut_and_recent",
@@ -133,10 +134,24 @@ async def facts_by_keys(session: AsyncSession, *, tenant_id: str, memory_pk: int
 
 
 async def park_job(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int, job: str, error: str) -> None:
+    """Record a job that kept failing; one parked before (a retry that failed again) gets its new error and is open
+    again."""
     await session.execute(
         insert(ParkedJobRow)
         .values(memory_pk=memory_pk, tenant_id=tenant_id, seq=seq, job=job, error=error[:4000])
-        .on_conflict_do_nothing(index_elements=["memory_pk", "seq", "job"])
+        .on_conflict_do_update(index_elements=["memory_pk", "seq", "job"],
+                               set_={"error": error[:4000], "resolved_at": None})
+    )
+
+
+async def resolve_parked(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq: int, job: str,
+                         at: datetime) -> None:
+    """A retried job succeeded: its row stays, for the record, marked resolved."""
+    await session.execute(
+        update(ParkedJobRow)
+        .where(ParkedJobRow.tenant_id == tenant_id, ParkedJobRow.memory_pk == memory_pk, ParkedJobRow.seq == seq,
+               ParkedJobRow.job == job, ParkedJobRow.resolved_at.is_(None))
+        .values(resolved_at=at)
     )
 
 
@@ -186,7 +201,8 @@ async def figures(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> L
     )).scalar_one()
     parked = (await session.execute(
         select(func.count()).select_from(ParkedJobRow)
-        .where(ParkedJobRow.tenant_id == tenant_id, ParkedJobRow.memory_pk == memory_pk)
+        .where(ParkedJobRow.tenant_id == tenant_id, ParkedJobRow.memory_pk == memory_pk,
+               ParkedJobRow.resolved_at.is_(None))
     )).scalar_one()
     prepared = (await session.execute(
         select(func.max(SleepPreparationRow.for_user_message_at))

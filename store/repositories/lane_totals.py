@@ -46,7 +46,8 @@ async def lane_totals(session: AsyncSession, *, top: int) -> LaneTotals:
         .order_by(per_memory.c.pending.desc(), MemoryRow.id)
         .limit(top)
     )
-    parked = (await session.execute(select(func.count()).select_from(ParkedJobRow))).scalar_one()
+    parked = (await session.execute(select(func.count()).select_from(ParkedJobRow)
+                                    .where(ParkedJobRow.resolved_at.is_(None)))).scalar_one()
     return LaneTotals(backlog=int(backlog), memories=int(memories),
                       largest=[(tenant, memory, int(pending)) for tenant, memory, pending in largest],
                       parked_jobs=int(parked))
