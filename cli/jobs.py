@@ -1,7 +1,7 @@
 """`lethe jobs`: parked lane jobs, straight in the database (the migration/admin role) and Temporal.
 
 `lethe jobs parked` lists the jobs that kept failing (the lane moved on without them); `lethe jobs retry ID`
-(or `--memory M --all`) asks the memory's lane to run them again. The same is on the admin API
+(or `--memory M --tenant T --all`) asks the memory's lane to run them again. The same is on the admin API
 (`/v1/admin/jobs/parked`).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from config.settings import Settings
@@ -27,7 +28,7 @@ def add_jobs_commands(sub: Any) -> None:
     retry = jobs_sub.add_parser("retry", help="ask a memory's lane to run a parked job again")
     retry.add_argument("id", nargs="?", type=int, help="the parked job's id (from `lethe jobs parked`)")
     retry.add_argument("--memory", help="with --all: every open parked job of this memory")
-    retry.add_argument("--tenant", help="with --memory: the memory's tenant")
+    retry.add_argument("--tenant", help="with --memory: the memory's tenant (required with --all)")
     retry.add_argument("--all", action="store_true", help="every open parked job of --memory")
 
 
@@ -56,18 +57,29 @@ async def run_jobs(settings: Settings, database_url: str, args: argparse.Namespa
             if not found and not args.json:
                 print("no parked jobs")
             return 0
-        if args.id is None and not (args.all and args.memory):
-            raise InvalidInput("name a parked job's id, or --memory M --all", field="id")
+        if args.id is None and not (args.all and args.memory and args.tenant):
+            # A memory id names a memory within one tenant: --all never reaches across tenants.
+            raise InvalidInput("name a parked job's id, or --memory M --tenant T --all", field="id")
         ids = [args.id] if args.id is not None else [job.id for job in await parked_jobs.list_parked(
             db, tenant_id=args.tenant, memory_id=args.memory, state="open", limit=1000)]
         from cli.temporal import connect_temporal
+        from contracts.errors import LetheError
 
         temporal = await connect_temporal(settings.temporal)
+        failed = 0
         for job_id in ids:
-            job = await parked_jobs.retry_parked(db, temporal, job_id=job_id, task_queue=settings.temporal.task_queue)
+            try:
+                job = await parked_jobs.retry_parked(db, temporal, job_id=job_id,
+                                                     task_queue=settings.temporal.task_queue)
+            except LetheError as exc:
+                if len(ids) == 1:
+                    raise
+                print(f"job {job_id}: {exc.message}", file=sys.stderr)  # the others still go
+                failed += 1
+                continue
             print(f"job {job.id} ({job.job} of {job.memory_id}, seq {job.seq}) sent back to its lane")
         if not ids:
             print("no open parked jobs to retry")
     finally:
         await db.dispose()
-    return 0
+    return 1 if failed else 0

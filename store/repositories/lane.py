@@ -140,7 +140,8 @@ async def park_job(session: AsyncSession, *, tenant_id: str, memory_pk: int, seq
         insert(ParkedJobRow)
         .values(memory_pk=memory_pk, tenant_id=tenant_id, seq=seq, job=job, error=error[:4000])
         .on_conflict_do_update(index_elements=["memory_pk", "seq", "job"],
-                               set_={"error": error[:4000], "resolved_at": None})
+                               # Parked again after a retry: its time is now, so a listing shows it failed again.
+                               set_={"error": error[:4000], "resolved_at": None, "created_at": func.now()})
     )
 
 
