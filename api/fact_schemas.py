@@ -1,0 +1,81 @@
+"""API shapes of a memory's facts as its user manages them (api/routes/facts.py): bodies and answers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.facts import MAX_NAME, MAX_NOTE
+
+__all__ = ["NOT_BLANK", "FactCorrect", "FactCreate", "FactForgotten", "FactHitsPublic", "FactWritten"]
+
+# Text with something besides white space: the service strips it and refuses what is left empty.
+NOT_BLANK = r"\S"
+
+
+class FactCreate(BaseModel):
+    """A fact as the note tool takes one: a sentence that reads alone and the two entities it links."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = Field(min_length=1, max_length=MAX_NOTE, pattern=NOT_BLANK)
+    subject: str = Field(min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
+    object: str = Field(min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
+    milestone: bool = False
+
+
+class FactCorrect(BaseModel):
+    """The corrected fact; subject, object and milestone default to those of the fact it corrects."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = Field(min_length=1, max_length=MAX_NOTE, pattern=NOT_BLANK)
+    subject: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
+    object: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
+    milestone: bool | None = None
+
+
+class FactWritten(BaseModel):
+    memory_id: str
+    id: str
+    note: str
+    subject: str
+    object: str
+    milestone: bool
+    source: str
+    at: str
+    corrects: str | None = None  # the fact it retired
+
+
+class FactHit(BaseModel):
+    """A fact in force (`kind` fact) or a passage of a sealed episode (`kind` passage), with its fused score."""
+
+    kind: Literal["fact", "passage"]
+    id: str | int
+    score: float
+    at: str
+    note: str | None = None
+    subject: str | None = None
+    object: str | None = None
+    milestone: bool | None = None
+    source: str | None = None
+    valid_from: str | None = None
+    retired_at: str | None = None
+    retired_by: str | None = None
+    text: str | None = None
+    first_turn: int | None = None
+    last_turn: int | None = None
+
+
+class FactHitsPublic(BaseModel):
+    memory_id: str
+    query: str
+    results: list[FactHit]
+
+
+class FactForgotten(BaseModel):
+    memory_id: str
+    id: str
+    done: Literal["forgotten", "erased"]
+    facts: list[str]  # the fact and its restatements (merged into it), each forgotten or erased alike
