@@ -6,11 +6,14 @@ later request stays valid; the agent never sees either.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from contracts.errors import Conflict
-from engine.blocks.note_ask import NoteReading
+from engine.blocks.note_ask import NoteEntry, NoteReading
+from engine.echoes import conversation_text, echoed
 from engine.facts import Fact
 from engine.recognition import content_hash
 from engine.replies import note_calls, read_note, without_note_calls
@@ -18,9 +21,21 @@ from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
 from service.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
-from store.repositories import fact_store, idempotency, memories, messages, note_store, outbox, size_ratios
+from store.records import EpisodeRecord
+from store.repositories import (
+    fact_store,
+    idempotency,
+    memories,
+    messages,
+    note_store,
+    outbox,
+    recall_blocks,
+    size_ratios,
+)
 
 __all__ = ["report"]
+
+log = logging.getLogger(__name__)
 
 
 def _note_result(call_id: str, shape: str, text: str) -> dict[str, Any]:
@@ -125,12 +140,33 @@ async def _take_note(
     if not reading.taken:
         return []  # the episodes stay leaving; the next call asks again
     turns = [t for row in awaiting for t in (row.first_turn, row.last_turn)] or [0]
+    entries = await _evidence(session, tenant_id, memory_pk, awaiting, reading.entries)
     facts = [
         Fact(id=f"{decorate_id}:{index}", note=entry.note, subject=entry.subject, object=entry.object,
              milestone=entry.milestone, episode_ids=tuple(keys), at=now, first_turn=min(turns), last_turn=max(turns),
              source=entry.source)
-        for index, entry in enumerate(reading.entries)
+        for index, entry in entries
     ]
     fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)
     await note_store.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
     return [fact.id for fact in facts]
+
+
+async def _evidence(session: Any, tenant_id: str, memory_pk: int, awaiting: Sequence[EpisodeRecord],
+                    entries: Sequence[NoteEntry]) -> list[tuple[int, NoteEntry]]:
+    """The entries (with their place in the note) that are evidence: one repeating, word for word, a fact Lethe
+    holds or a recall block it showed, and not what the noted turns said, is left out (`engine.echoes`)."""
+    if not entries:
+        return []
+    first = min((row.first_seq for row in awaiting), default=None)
+    last = max((row.last_seq for row in awaiting), default=0)
+    held = await messages.history_after(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                        after_seq=first - 1) if first is not None else []
+    noted = conversation_text(message.body for message, _ in held if message.seq <= last)
+    blocks = await recall_blocks.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory_pk, from_seq=0)
+    shown = [fact.note for fact in await fact_store.load_facts(session, tenant_id=tenant_id, memory_pk=memory_pk)]
+    shown += [text for text, _ in blocks.values()]
+    kept = [(index, entry) for index, entry in enumerate(entries) if not echoed(entry.note, shown, noted)]
+    if len(kept) < len(entries):
+        log.info("note entries repeating Lethe's own blocks left out", extra={"echoes": len(entries) - len(kept)})
+    return kept

@@ -1,0 +1,73 @@
+"""Evidence, not echoes: when the model's note restates, word for word, a fact Lethe already holds and showed it
+(and the turns it was asked about never said it), no new fact is written and the held fact gains no trace; the
+note's own new facts are written as ever."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from store.db import Database
+from tests.integration.facts.conftest import FACTS_CEILING
+from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
+from tests.integration.workflows.lane_support import scalar
+from tests.support import eventually
+
+
+class EchoingModel(ScriptedModel):
+    """Its second note starts with its first note's fact again, word for word, before the new one."""
+
+    first: dict[str, Any] | None = None
+
+    def reply(self, request: dict[str, Any], turn: int, note_ask_turns: list[int] | None) -> dict[str, Any]:
+        response = super().reply(request, turn, note_ask_turns)
+        for call in response["choices"][0]["message"].get("tool_calls") or []:
+            if call["function"]["name"] != "note":
+                continue
+            notes = json.loads(call["function"]["arguments"])["notes"]
+            if self.first is None:
+                self.first = notes[0]
+            else:
+                call["function"]["arguments"] = json.dumps({"notes": [self.first, *notes]})
+        return response
+
+
+async def _idle(db: Database, tenant_id: str) -> None:
+    async def idle() -> bool:
+        left = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND processed_at IS NULL",
+                            t=tenant_id)
+        pending = await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND integrated_at IS NULL",
+                               t=tenant_id)
+        return left == 0 and pending == 0
+    await eventually(idle, timeout=120, every=0.3)
+
+
+async def test_a_note_restating_a_held_fact_word_for_word_adds_no_fact_and_no_trace(
+    facts_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
+) -> None:
+    tenant_id, key = tenant
+    model = EchoingModel("chat_completions", note_only_every=1000)
+    agent = ScriptedAgent(facts_http, key, "echoes", model, FACTS_CEILING)
+    turn = await agent.until_asked()
+    assert model.first is not None
+    echo = model.first["note"]
+    await _idle(db, tenant_id)
+    same = "SELECT count(*) FROM facts WHERE tenant_id = :t AND note = :n"
+    traced = ("SELECT count(*) FROM traces WHERE tenant_id = :t AND fact_key IN "
+              "(SELECT fact_key FROM facts WHERE tenant_id = :t AND note = :n)")
+    assert await scalar(db, same, t=tenant_id, n=echo) == 1
+    traces_before = await scalar(db, traced, t=tenant_id, n=echo)
+
+    while model.notes_written < 2:  # on to the next note ask, which the model answers with the echo first
+        turn += 1
+        assert turn < 200, "never asked for a second note"
+        await agent.turn(turn)
+    await _idle(db, tenant_id)
+    second = model.asks_seen[1][0]
+    own = f"settled ticket LTH-{1000 + second}"
+    assert await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND note LIKE :n",
+                        t=tenant_id, n=f"%{own}%") == 1  # the note's own fact is written
+    assert await scalar(db, same, t=tenant_id, n=echo) == 1  # the echo is not
+    assert await scalar(db, traced, t=tenant_id, n=echo) == traces_before  # nor does it strengthen the held one
