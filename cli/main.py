@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from cli.jobs import add_jobs_commands, run_jobs
+from cli.mcp_command import add_mcp_command, run_mcp
 from cli.tenant import add_tenant_commands, run_tenant
 from config.settings import Settings
 from contracts.version import VERSION
@@ -32,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("register-search-attributes", help="register Lethe's search attributes in Temporal and exit")
     add_tenant_commands(sub)
     add_jobs_commands(sub)
+    add_mcp_command(sub)
     return parser
 
 
@@ -154,6 +156,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return asyncio.run(run_tenant(settings, _require_database(settings), args))
     if args.command == "jobs":
         return asyncio.run(run_jobs(settings, _require_database(settings), args))
+    if args.command == "mcp":
+        return run_mcp(args)
     return 2
 
 

@@ -4,6 +4,12 @@ from lethe.client import (
     AsyncLethe,
     DecorateResult,
     Erased,
+    FactForgotten,
+    FactHit,
+    FactHits,
+    FactRecord,
+    Facts,
+    FactWritten,
     Lethe,
     LetheAPIError,
     MemoryState,
@@ -11,4 +17,5 @@ from lethe.client import (
     wrap,
 )
 
-__all__ = ["AsyncLethe", "DecorateResult", "Erased", "Lethe", "LetheAPIError", "MemoryState", "ReportResult", "wrap"]
+__all__ = ["AsyncLethe", "DecorateResult", "Erased", "FactForgotten", "FactHit", "FactHits", "FactRecord", "Facts",
+           "FactWritten", "Lethe", "LetheAPIError", "MemoryState", "ReportResult", "wrap"]

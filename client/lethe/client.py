@@ -1,4 +1,5 @@
-"""A small client for a Lethe gateway: decorate, report, state, export and erase, sync and async, on httpx.
+"""A small client for a Lethe gateway: decorate, report, state, export, erase and a memory's facts (search, add,
+correct, forget, list), sync and async, on httpx.
 
     from lethe.client import Lethe, wrap
 
@@ -23,8 +24,10 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["AsyncLethe", "DecorateResult", "Erased", "Lethe", "LetheAPIError", "MemoryState", "ReportResult",
-           "wrap"]
+from lethe.fact_models import FactForgotten, FactHit, FactHits, FactRecord, Facts, FactWritten
+
+__all__ = ["AsyncLethe", "DecorateResult", "Erased", "FactForgotten", "FactHit", "FactHits", "FactRecord", "Facts",
+           "FactWritten", "Lethe", "LetheAPIError", "MemoryState", "ReportResult", "wrap"]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _MAX_WAIT = 10.0
@@ -66,6 +69,7 @@ class MemoryState(_Model):
     facts: int
     note_ask: dict[str, Any]
     episodes: list[dict[str, Any]]
+    facts_block: str | None = None  # the facts block as the model sees it now
 
 
 class Erased(_Model):
@@ -121,6 +125,12 @@ class _Calls:
     def retryable(attempt: int, limit: int, response: httpx.Response | None) -> bool:
         return attempt < limit and (response is None or response.status_code in RETRY_STATUSES)
 
+    @staticmethod
+    def correction(note: str, subject: str | None, object: str | None, milestone: bool | None) -> dict[str, Any]:
+        # What is left out keeps the corrected fact's value.
+        given = {"subject": subject, "object": object, "milestone": milestone}
+        return {"note": note} | {k: v for k, v in given.items() if v is not None}
+
 
 class Lethe(_Calls):
     """The gateway's memory calls, blocking."""
@@ -167,6 +177,34 @@ class Lethe(_Calls):
 
     def erase(self, memory_id: str) -> Erased:
         return Erased.model_validate(self._send("DELETE", f"/v1/memories/{memory_id}", headers=self.headers()).json())
+
+    def search_facts(self, memory_id: str, q: str, limit: int = 10) -> FactHits:
+        answer = self._send("GET", f"/v1/memories/{memory_id}/facts/search", params={"q": q, "limit": limit},
+                            headers=self.headers())
+        return FactHits.model_validate(answer.json())
+
+    def add_fact(self, memory_id: str, note: str, subject: str, object: str, *, milestone: bool = False,
+                 idempotency_key: str | None = None) -> FactWritten:
+        answer = self._send("POST", f"/v1/memories/{memory_id}/facts",
+                            json={"note": note, "subject": subject, "object": object, "milestone": milestone},
+                            headers=self.headers(idempotency_key=self.key(idempotency_key)))
+        return FactWritten.model_validate(answer.json())
+
+    def correct_fact(self, memory_id: str, fact_id: str, note: str, *, subject: str | None = None,
+                     object: str | None = None, milestone: bool | None = None,
+                     idempotency_key: str | None = None) -> FactWritten:
+        answer = self._send("POST", f"/v1/memories/{memory_id}/facts/{fact_id}/correct",
+                            json=self.correction(note, subject, object, milestone),
+                            headers=self.headers(idempotency_key=self.key(idempotency_key)))
+        return FactWritten.model_validate(answer.json())
+
+    def forget_fact(self, memory_id: str, fact_id: str, *, erase: bool = False) -> FactForgotten:
+        answer = self._send("DELETE", f"/v1/memories/{memory_id}/facts/{fact_id}",
+                            params={"erase": "true"} if erase else None, headers=self.headers())
+        return FactForgotten.model_validate(answer.json())
+
+    def facts(self, memory_id: str) -> Facts:
+        return Facts.model_validate(self._send("GET", f"/v1/memories/{memory_id}/facts", headers=self.headers()).json())
 
     def close(self) -> None:
         self._http.close()
@@ -224,6 +262,35 @@ class AsyncLethe(_Calls):
     async def erase(self, memory_id: str) -> Erased:
         return Erased.model_validate((await self._send("DELETE", f"/v1/memories/{memory_id}",
                                                        headers=self.headers())).json())
+
+    async def search_facts(self, memory_id: str, q: str, limit: int = 10) -> FactHits:
+        answer = await self._send("GET", f"/v1/memories/{memory_id}/facts/search", params={"q": q, "limit": limit},
+                                  headers=self.headers())
+        return FactHits.model_validate(answer.json())
+
+    async def add_fact(self, memory_id: str, note: str, subject: str, object: str, *, milestone: bool = False,
+                       idempotency_key: str | None = None) -> FactWritten:
+        answer = await self._send("POST", f"/v1/memories/{memory_id}/facts",
+                                  json={"note": note, "subject": subject, "object": object, "milestone": milestone},
+                                  headers=self.headers(idempotency_key=self.key(idempotency_key)))
+        return FactWritten.model_validate(answer.json())
+
+    async def correct_fact(self, memory_id: str, fact_id: str, note: str, *, subject: str | None = None,
+                           object: str | None = None, milestone: bool | None = None,
+                           idempotency_key: str | None = None) -> FactWritten:
+        answer = await self._send("POST", f"/v1/memories/{memory_id}/facts/{fact_id}/correct",
+                                  json=self.correction(note, subject, object, milestone),
+                                  headers=self.headers(idempotency_key=self.key(idempotency_key)))
+        return FactWritten.model_validate(answer.json())
+
+    async def forget_fact(self, memory_id: str, fact_id: str, *, erase: bool = False) -> FactForgotten:
+        answer = await self._send("DELETE", f"/v1/memories/{memory_id}/facts/{fact_id}",
+                                  params={"erase": "true"} if erase else None, headers=self.headers())
+        return FactForgotten.model_validate(answer.json())
+
+    async def facts(self, memory_id: str) -> Facts:
+        answer = await self._send("GET", f"/v1/memories/{memory_id}/facts", headers=self.headers())
+        return Facts.model_validate(answer.json())
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -92,6 +92,8 @@ OWNERS = {
     "openai": {"providers"},
     "onnxruntime": {"providers"},
     "pydantic_settings": {"config"},
+    # The MCP server is a command over the client: nothing else speaks MCP.
+    "mcp": {"cli"},
 }
 
 

@@ -322,7 +322,8 @@ def test_shutdown_fits_in_the_pods_grace_period(rendered: dict[str, list[dict[st
     own shutdown wait ends before Kubernetes' grace period does (then it would be killed mid-call)."""
     docs = rendered[set_name]
     worker_spec = named(docs, "Deployment", f"{RELEASE}-worker")["spec"]["template"]["spec"]
-    worker_grace = float(env_of(container(docs, f"{RELEASE}-worker"))["LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS"]["value"])
+    worker_env = env_of(container(docs, f"{RELEASE}-worker"))
+    worker_grace = float(worker_env["LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS"]["value"])
     assert 0 < worker_grace < worker_spec["terminationGracePeriodSeconds"]
     gateway_spec = named(docs, "Deployment", f"{RELEASE}-gateway")["spec"]["template"]["spec"]
     box = container(docs, f"{RELEASE}-gateway")
