@@ -78,11 +78,14 @@ async def test_a_parked_job_is_listed_and_retried_until_resolved(
             await http.post("/v1/memories/flaky/decorate", headers=auth,
                             json=_chat("Book the venue.", "Booked for Friday.", "And the caterer?"))
 
-            async def parked() -> int:
-                return int(await scalar(db, "SELECT count(*) FROM lane_parked_jobs WHERE tenant_id = :t",
-                                        t=tenant_id))
+            async def parked_and_moved_on() -> bool:
+                parked = await scalar(db, "SELECT count(*) FROM lane_parked_jobs WHERE tenant_id = :t", t=tenant_id)
+                left = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND processed_at IS NULL",
+                                    t=tenant_id)
+                return bool(parked) and left == 0
 
-            await eventually(parked, timeout=60)
+            # Every event run (so no scoring parks after the listing), and at least one scoring parked.
+            await eventually(parked_and_moved_on, timeout=90)
             listed = lethe("parked", "--json", "--tenant", tenant_id)
             assert listed.returncode == 0, listed.stderr
             # Each scoring the two decorates asked for may have failed: every row is that job's, open.
