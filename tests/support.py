@@ -10,7 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import uvicorn
 from sqlalchemy import make_url
@@ -97,3 +97,17 @@ async def fresh_database(postgres_url: str, *, migrated: bool = True) -> str:
     if migrated:
         await upgrade_to_head(url)
     return url
+
+
+async def memory_with_a_turn(http: Any, key: str, memory_id: str, user: str = "We plan the launch together.") -> None:
+    """A memory with one answered turn, through decorate and report: facts are added to a memory that exists."""
+    auth = {"Authorization": f"Bearer {key}"}
+    decorated = await http.post(f"/v1/memories/{memory_id}/decorate", headers=auth, json={
+        "model": "gpt-4o-mini", "messages": [{"role": "user", "content": user}]})
+    assert decorated.status_code == 200, decorated.text
+    reported = await http.post(f"/v1/memories/{memory_id}/report", headers=auth, json={
+        "decorate_id": decorated.json()["decorate_id"], "response": {
+            "id": "r1", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{
+                "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Gladly."}}]}})
+    assert reported.status_code == 200, reported.text
+

@@ -8,8 +8,7 @@ import httpx
 import pytest
 
 from lethe.client import AsyncLethe, Facts, Lethe, LetheAPIError
-from tests.integration.test_mcp import memory_with_a_turn
-from tests.support import eventually
+from tests.support import eventually, memory_with_a_turn
 
 
 async def test_a_fact_round_trips_through_the_client(

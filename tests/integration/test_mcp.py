@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import eventually, free_port
+from tests.support import eventually, free_port, memory_with_a_turn
 
 LETHE = str(Path(sys.executable).parent / "lethe")
 TOOLS = {"search_memory", "add_fact", "correct_fact", "forget_fact", "read_facts"}
@@ -29,18 +29,6 @@ QUERY = "Kestrel launch"  # by words: the test gateway searches without recall's
 
 def _auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
-
-
-async def memory_with_a_turn(http: httpx.AsyncClient, key: str, memory_id: str) -> None:
-    """A memory with one answered turn: facts are added to a memory that exists."""
-    decorated = await http.post(f"/v1/memories/{memory_id}/decorate", headers=_auth(key), json={
-        "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "We plan the Kestrel launch together."}]})
-    assert decorated.status_code == 200, decorated.text
-    reported = await http.post(f"/v1/memories/{memory_id}/report", headers=_auth(key), json={
-        "decorate_id": decorated.json()["decorate_id"], "response": {
-            "id": "r1", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{
-                "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Gladly."}}]}})
-    assert reported.status_code == 200, reported.text
 
 
 def _text(result: Any) -> str:

@@ -13,23 +13,11 @@ from tests.integration.facts.conftest import FACTS_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.integration.recall.talk import recall_blocks
 from tests.integration.workflows.lane_support import scalar
-from tests.support import eventually
+from tests.support import eventually, memory_with_a_turn
 
 
 def _auth(key: str, **extra: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", **extra}
-
-
-async def _memory(http: httpx.AsyncClient, key: str, memory_id: str) -> None:
-    """A memory with one answered turn."""
-    decorated = await http.post(f"/v1/memories/{memory_id}/decorate", headers=_auth(key), json={
-        "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "We plan the launch together."}]})
-    assert decorated.status_code == 200, decorated.text
-    reported = await http.post(f"/v1/memories/{memory_id}/report", headers=_auth(key), json={
-        "decorate_id": decorated.json()["decorate_id"], "response": {
-            "id": "r1", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{
-                "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Gladly."}}]}})
-    assert reported.status_code == 200, reported.text
 
 
 async def _settled(db: Database, tenant_id: str) -> None:
@@ -62,7 +50,7 @@ async def test_an_added_fact_joins_the_graph_and_search_finds_it_once_per_idempo
     facts_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
     tenant_id, key = tenant
-    await _memory(facts_http, key, "added")
+    await memory_with_a_turn(facts_http, key, "added")
     fact = {"note": "The launch of Kestrel is planned for 12 March.", "subject": "Kestrel launch",
             "object": "12 March"}
     first = await facts_http.post("/v1/memories/added/facts", json=fact,
@@ -92,7 +80,7 @@ async def test_a_correction_retires_the_old_fact_at_once_and_search_shows_only_t
     facts_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
     tenant_id, key = tenant
-    await _memory(facts_http, key, "corrected")
+    await memory_with_a_turn(facts_http, key, "corrected")
     old = await _add(facts_http, key, "corrected", note="The Kestrel launch is on Wednesday.",
                      subject="Kestrel launch", object="Wednesday")
     response = await facts_http.post(f"/v1/memories/corrected/facts/{old}/correct", headers=_auth(key),
@@ -151,7 +139,7 @@ async def test_erase_leaves_no_row_of_the_fact(
     facts_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
     tenant_id, key = tenant
-    await _memory(facts_http, key, "erasing")
+    await memory_with_a_turn(facts_http, key, "erasing")
     gone = await _add(facts_http, key, "erasing", note="Dana's phone number is 555-0199.", subject="Dana",
                       object="555-0199")
     kept = await _add(facts_http, key, "erasing", note="Dana owns the tax table.", subject="Dana",
@@ -188,7 +176,7 @@ async def test_bad_input_is_refused_naming_the_field_and_changes_nothing(
     facts_http: httpx.AsyncClient, tenant: tuple[str, str], body: Any, field: str
 ) -> None:
     _, key = tenant
-    await _memory(facts_http, key, "strict")
+    await memory_with_a_turn(facts_http, key, "strict")
     old = await _add(facts_http, key, "strict", note="The launch is on Wednesday.", subject="launch",
                      object="Wednesday")
     before = await _listing(facts_http, key, "strict")
@@ -213,7 +201,7 @@ async def test_another_tenant_gets_404_for_the_memorys_facts_and_changes_nothing
 ) -> None:
     _, key = tenant
     _, other = other_tenant
-    await _memory(facts_http, key, "mine")
+    await memory_with_a_turn(facts_http, key, "mine")
     fact = await _add(facts_http, key, "mine", note="The launch is on Wednesday.", subject="launch",
                       object="Wednesday")
     before = await _listing(facts_http, key, "mine")
@@ -235,7 +223,7 @@ async def test_with_recall_off_search_still_finds_a_fact_by_its_words(
     http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
     tenant_id, key = tenant
-    await _memory(http, key, "words")
+    await memory_with_a_turn(http, key, "words")
     fact = await _add(http, key, "words", note="Order ORD-55120 ships from the Leeds depot.", subject="ORD-55120",
                       object="Leeds depot")
     await _add(http, key, "words", note="Dana owns the tax table.", subject="Dana", object="tax table")
@@ -248,7 +236,7 @@ async def test_a_forgotten_fact_is_never_recalled_again(
 ) -> None:
     tenant_id, key = tenant
     note = "The vault door code is QX-7731."
-    await _memory(facts_http, key, "recalled")
+    await memory_with_a_turn(facts_http, key, "recalled")
     fact = await _add(facts_http, key, "recalled", note=note, subject="vault door", object="QX-7731")
     await _settled(db, tenant_id)
     history: list[dict[str, Any]] = [
