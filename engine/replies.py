@@ -1,16 +1,20 @@
-"""The provider's reply on report: finding the note call in it, and handing the reply back without it, so an
-agent that never heard of `note` works unchanged (and no call without an output enters history)."""
+"""The provider's reply on report: finding the note call in it (or in a reply an agent hands decorate), and
+handing the reply back without it, so an agent that never heard of `note` works unchanged (and no call without
+an output enters history)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.blocks.note_ask import NOTE_TOOL_NAME, NoteEntry, NoteReading, read_note_arguments
+from engine.messages import answered_call_id
 
-__all__ = ["NoteToolCall", "note_calls", "read_note", "without_note_calls"]
+__all__ = [
+    "NoteToolCall", "answer_places", "item_note_calls", "note_calls", "read_calls", "read_note", "without_note_calls",
+]
 
 
 @dataclass(frozen=True)
@@ -21,33 +25,39 @@ class NoteToolCall:
     arguments: str
 
 
-def _chat_calls(response: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    calls: list[Mapping[str, Any]] = []
-    for choice in response.get("choices") or []:
-        message = choice.get("message") or {}
-        calls += [c for c in message.get("tool_calls") or [] if isinstance(c, Mapping)]
-    return calls
+def item_note_calls(item: Mapping[str, Any]) -> list[NoteToolCall]:
+    """The calls to `note` one history item makes: a Chat assistant message's `tool_calls`, or a Responses
+    `function_call` item."""
+    if item.get("type") == "function_call":
+        if item.get("name") != NOTE_TOOL_NAME:
+            return []
+        return [NoteToolCall(str(item.get("call_id", "")), str(item.get("arguments", "")))]
+    if item.get("role") not in (None, "assistant"):  # a reply's choice may leave its role out
+        return []
+    return [
+        NoteToolCall(str(c.get("id", "")), str((c.get("function") or {}).get("arguments", "")))
+        for c in item.get("tool_calls") or []
+        if isinstance(c, Mapping) and (c.get("function") or {}).get("name") == NOTE_TOOL_NAME
+    ]
 
 
 def note_calls(response: Mapping[str, Any]) -> list[NoteToolCall]:
     """Every call to `note` in a Chat Completions or Responses reply."""
     if "choices" in response:
-        return [
-            NoteToolCall(str(c.get("id", "")), str((c.get("function") or {}).get("arguments", "")))
-            for c in _chat_calls(response)
-            if (c.get("function") or {}).get("name") == NOTE_TOOL_NAME
-        ]
-    return [
-        NoteToolCall(str(item.get("call_id", "")), str(item.get("arguments", "")))
-        for item in response.get("output") or []
-        if item.get("type") == "function_call" and item.get("name") == NOTE_TOOL_NAME
-    ]
+        items = [choice.get("message") or {} for choice in response.get("choices") or []]
+    else:
+        items = list(response.get("output") or [])
+    return [call for item in items if isinstance(item, Mapping) for call in item_note_calls(item)]
 
 
 def read_note(response: Mapping[str, Any]) -> NoteReading | None:
-    """The facts of the reply's note call; None when it made none. Should a model split its facts over
-    several calls, they are read together, and one malformed call rejects them all so nothing half-lands."""
-    calls = note_calls(response)
+    """The facts of the reply's note call; None when it made none."""
+    return read_calls(note_calls(response))
+
+
+def read_calls(calls: Sequence[NoteToolCall]) -> NoteReading | None:
+    """The facts of these note calls; None when there are none. Should a model split its facts over several
+    calls, they are read together, and one malformed call rejects them all so nothing half-lands."""
     if not calls:
         return None
     entries: list[NoteEntry] = []
@@ -57,6 +67,23 @@ def read_note(response: Mapping[str, Any]) -> NoteReading | None:
             return reading
         entries += reading.entries
     return NoteReading(entries=tuple(entries))
+
+
+def answer_places(items: Sequence[Mapping[str, Any]], call_ids: Sequence[str]) -> dict[str, int]:
+    """For each of these note calls that no item answers, the index of the item its answer goes after: the
+    call itself, or in Chat the last tool message directly after the call's message (a message's outputs
+    stand together right after it)."""
+    answered = {answered_call_id(item) for item in items}
+    places: dict[str, int] = {}
+    for index, item in enumerate(items):
+        for call in item_note_calls(item):
+            if call.call_id not in call_ids or call.call_id in answered or call.call_id in places:
+                continue
+            place = index
+            while item.get("type") is None and place + 1 < len(items) and items[place + 1].get("role") == "tool":
+                place += 1
+            places[call.call_id] = place
+    return places
 
 
 def without_note_calls(response: Mapping[str, Any]) -> dict[str, Any]:

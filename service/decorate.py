@@ -1,4 +1,5 @@
-"""Decorate: store what is new, let the engine plan the memory, persist its plan, return the request to send.
+"""Decorate: store what is new (taking a note the agent's history holds), let the engine plan the memory,
+persist its plan, return the request to send.
 
 One short transaction under the memory's row lock, with no model call in it: a cut uses only the boundary
 scores the lane has written (docs/cutting.md). The outbox row written in the same transaction tells the
@@ -27,11 +28,13 @@ from engine.recognition import (
     recognisable_tail,
     replaced_user_message,
 )
+from engine.replies import answer_places, item_note_calls
 from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
 from service.memory_cache import CachedMemory, History, MemoryContents
 from service.metrics import count_cache, count_recall
+from service.notes import note_result, record_facts_written, take_note
 from service.shapes import parse_request, role_of
 from store.db import StoreSession
 from store.records import MemoryRecord
@@ -200,8 +203,38 @@ async def _store_new_messages(
         for index, (message, digest) in enumerate(zip(call.history[start:], call.hashes[start:], strict=True),
                                                   start=start)
     ]
+    fresh = await _take_notes(ctx, session, call, fresh, tenant_id=tenant_id, memory=memory, now=now)
     stored, fresh = messages.append_turns(session, tenant_id=tenant_id, memory=memory, new=fresh, at=now)
     return history.extended(messages.stored_rows(stored, fresh)), stored
+
+
+async def _take_notes(ctx: HotPath, session: StoreSession, call: _Call, fresh: list[messages.NewMessage], *,
+                      tenant_id: str, memory: MemoryRecord, now: datetime) -> list[messages.NewMessage]:
+    """A note call among the new messages is a reply whose report never came, kept whole by the agent: taken
+    here as report takes it (once: a late report, or this request resent, finds it taken) before the plan,
+    so the episodes it answers are acknowledged and seal as usual. Returns the messages to store."""
+    calls = [note for message in fresh for note in item_note_calls(message.body)]
+    if not calls:
+        return fresh
+    taken = await take_note(session, tenant_id=tenant_id, memory_pk=memory.id, decorate_id=call.decorate_id,
+                            calls=calls, now=now)
+    if not taken.calls:
+        return fresh
+    record_facts_written(session, tenant_id=tenant_id, memory=memory, decorate_id=call.decorate_id, taken=taken)
+    await memories.reread_version(session, memory)  # the plan reads the acknowledgement and the facts
+    # A note call the agent left unanswered (it never ran `note`: it does not know the tool) is answered with
+    # Lethe's own result, stored as only Lethe's, as report answers it: the request stays valid without the
+    # call being dropped, the model reads that its note was recorded, and the agent's resends still line up.
+    # A result the agent did write (perhaps an error for a tool it lacks) stays the call's only answer: it is
+    # in the agent's history, and a second one would answer the call twice.
+    places = answer_places([message.body for message in fresh], [note.call_id for note in taken.calls])
+    answers: dict[int, list[messages.NewMessage]] = {}
+    for call_id, place in places.items():
+        result = note_result(call_id, call.shape, taken.result_text)
+        answers.setdefault(place, []).append(messages.NewMessage(
+            body=result, role=role_of(result), content_hash=content_hash(result), turn=0,
+            tokens=ctx.message_tokens(result, call.model), agent_hash=None))
+    return [kept for index, message in enumerate(fresh) for kept in (message, *answers.get(index, ()))]
 
 
 async def _replace_last(session: StoreSession, call: _Call, *, tenant_id: str, memory: MemoryRecord,

@@ -173,6 +173,8 @@ class NoteCallRow(Base):
     """A note call as the model made it, kept raw; `taken` says whether its facts were written."""
 
     __tablename__ = "note_calls"
+    # Whether a note call was taken already (report and decorate both ask) is one lookup.
+    __table_args__ = (Index("ix_note_calls_memory_call", "memory_pk", "call_id"),)
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)

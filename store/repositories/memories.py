@@ -22,6 +22,7 @@ __all__ = [
     "lock_memory",
     "mark_reported",
     "owe_sleep",
+    "reread_version",
     "supersede_unreported",
     "was_reported",
 ]
@@ -51,6 +52,13 @@ async def lock_memory(
     if memory is None:
         raise NotFound(f"no memory {memory_id!r}")
     return MemoryRecord(memory)
+
+
+async def reread_version(session: AsyncSession, memory: MemoryRecord) -> None:
+    """Read back the mechanism version this transaction's writes moved (its triggers move it in the
+    database, not in the locked row held here), so what is read next sees those writes."""
+    await session.flush()
+    await session.refresh(row_of(memory), ["mechanism_version"])
 
 
 async def get_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> MemoryRecord:

@@ -18,7 +18,7 @@ from store.models import EpisodeRow, EpisodeTransitionRow, NoteCallRow
 from store.records import EpisodeRecord, frozen_copy
 from store.repositories.episode_store import as_episode
 
-__all__ = ["acknowledge", "awaiting_note", "keep_note_calls", "record_note_ask"]
+__all__ = ["acknowledge", "awaiting_note", "keep_note_calls", "kept_note_calls", "record_note_ask"]
 
 
 async def record_note_ask(
@@ -74,3 +74,19 @@ async def keep_note_calls(
     session.add_all(rows)
     await session.flush()
     return rows[0].id if rows else None
+
+
+async def kept_note_calls(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, calls: Sequence[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """Which of these note calls (call id, arguments) the memory already keeps: each is taken once, whether
+    report or decorate saw it first. The arguments are compared too, so a model reusing a call id
+    (`call_0` on every reply) has its next note taken."""
+    if not calls:
+        return set()
+    rows = await session.execute(
+        select(NoteCallRow.call_id, NoteCallRow.arguments)
+        .where(NoteCallRow.tenant_id == tenant_id, NoteCallRow.memory_pk == memory_pk,
+               NoteCallRow.call_id.in_({call_id for call_id, _ in calls}))
+    )
+    return {(call_id, arguments) for call_id, arguments in rows}

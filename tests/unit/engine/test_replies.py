@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from engine.replies import note_calls, read_note, without_note_calls
+from engine.replies import answer_places, note_calls, read_note, without_note_calls
 
 NOTES = json.dumps(
     {"notes": [{"note": "Dana owns checkout.", "subject": "Dana", "object": "checkout", "milestone": False}]}
@@ -57,3 +57,16 @@ def test_read_note_none_without_a_note_call_and_rejects_malformed() -> None:
     bad["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = "{oops"
     reading = read_note(bad)
     assert reading is not None and not reading.taken
+
+
+def test_an_unanswered_note_call_in_history_is_answered_after_its_calls_outputs() -> None:
+    message = chat_reply("note", "lookup")["choices"][0]["message"]
+    lookup = {"role": "tool", "tool_call_id": "c1", "content": "found"}
+    history = [{"role": "user", "content": "hi"}, message, lookup, {"role": "user", "content": "next"}]
+    assert answer_places(history, ["c0"]) == {"c0": 2}  # after the lookup's output, before the next message
+    answered = [*history[:3], {"role": "tool", "tool_call_id": "c0", "content": "no such tool"}]
+    assert answer_places(answered, ["c0"]) == {}  # the agent's own answer stands
+    responses = [{"type": "function_call", "call_id": "n1", "name": "note", "arguments": NOTES},
+                 {"type": "message", "role": "user", "content": "next"}]
+    assert answer_places(responses, ["n1"]) == {"n1": 0}
+    assert answer_places(responses, []) == {}  # a call already taken is not answered again
