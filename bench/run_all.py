@@ -78,10 +78,14 @@ def main() -> None:
         throughput.write(throughput.run(stack, 200, 32, plan["throughput_seconds"], plan["lane_settle"]))
 
     cost_runs, hot_rows = [], []
-    phase("stack at the default ceiling (recall on): side by side with mem0 and the floor")
+    # Like with like: at a ceiling the conversation outgrows, so recall searches for every message as mem0 does.
+    phase(f"side by side with mem0 and the floor at a {side_by_side.CEILING:,} ceiling (recall on)")
+    with running_stack("lethe-bench-side-", LETHE_RECALL="1", LETHE_CEILING_TOKENS=str(side_by_side.CEILING)) as stack:
+        side_by_side.write(side_by_side.run(stack, plan["side_turns"], 10, ceiling=side_by_side.CEILING))
+
+    phase("stack at the default ceiling (recall on)")
     with running_stack("lethe-bench-default-", LETHE_RECALL="1") as stack:
         cold["default ceiling"] = stack.cold_call_ms
-        side_by_side.write(side_by_side.run(stack, plan["side_turns"], 10))
         phase(f"hot path at the default ceiling: {plan['sizes']} stored messages")
         hot_rows += hot_path.run(stack, plan["sizes"], plan["samples"], hot_path.DEFAULT_CEILING, plan["hot_settle"],
                                 plan["tail"])

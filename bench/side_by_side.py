@@ -10,7 +10,13 @@
 The three take each turn in turn, so load on the machine falls on all alike. The scripted turns are
 bench/hot_path.py's (a user message of ~120 tokens, a reply of ~250, every note ask answered).
 
-    .venv/bin/python bench/side_by_side.py [--turns 200] [--warmup 20]
+Like with like: Lethe runs at a ceiling its conversation outgrows (6k by default; the warm-up turns already
+pass it), so episodes fade and are forgotten and recall searches the graph for every new user message, as
+mem0 searches every one. `--pause` waits between a report and the next user message (a person reading), outside
+every timing: the lane then has the time to prepare the next walk, and the summary says how each recall block was
+made (the gateway's `lethe_recall_blocks_total`).
+
+    .venv/bin/python bench/side_by_side.py [--turns 200] [--warmup 20] [--ceiling 6000] [--pause 0]
 
 Prints p50/p90/p99 per system, writes bench/results/side_by_side.json and bench/results/side_by_side.png.
 """
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,6 +41,8 @@ from stats import summary  # noqa: E402
 from providers.embedder import LocalEmbedder  # noqa: E402
 
 DATABASE = "mem0_bench"
+# A ceiling the scripted conversation (~370 tokens a turn) passes within twenty turns.
+CEILING = 6000
 
 
 class Floor:
@@ -88,11 +97,22 @@ def _mem0(dsn: str, embedder: LocalEmbedder) -> Any:
     return Mem0Peer(dsn, embedder)
 
 
-def run(stack: Stack, turns: int, warmup: int) -> dict[str, Any]:
+def recall_provenance(stack: Stack) -> dict[str, int]:
+    """How the gateway's recall blocks were made so far, from its /metrics (`lethe dev` sets no metrics token)."""
+    import httpx
+
+    text = httpx.get(f"{stack.url}/metrics", timeout=30).text
+    found = re.findall(r'^lethe_recall_blocks_total\{[^}]*provenance="([a-z]+)"[^}]*\} ([0-9.e+]+)$', text, re.M)
+    return {provenance: int(float(count)) for provenance, count in found}
+
+
+def run(stack: Stack, turns: int, warmup: int, *, ceiling: int, pause: float = 0.0) -> dict[str, Any]:
+    """`ceiling`: the one the stack was started with (LETHE_CEILING_TOKENS), for the summary."""
     embedder = LocalEmbedder(threads=1)
     dsn = _database(stack)
     floor, mem0 = Floor(dsn, embedder), _mem0(dsn, embedder)
     times: dict[str, list[float]] = {"lethe": [], "lethe_server": [], "mem0": [], "floor": []}
+    provenance_before: dict[str, int] = {}
     started = time.monotonic()
     with stack.client() as client:
         conversation = Conversation(client, "side-by-side")
@@ -111,6 +131,10 @@ def run(stack: Stack, turns: int, warmup: int) -> dict[str, Any]:
                 mem0.search("side-by-side", message["content"], limit=5)
                 mem0.add("side-by-side", [message, reply["choices"][0]["message"]])
                 mem0_ms = (time.perf_counter() - before) * 1000
+            if pause:
+                time.sleep(pause)  # a person reading the reply: no system is timed meanwhile
+            if i == warmup - 1:
+                provenance_before = recall_provenance(stack)
             if i < warmup:
                 continue
             times["floor"].append(floor_ms)
@@ -123,8 +147,17 @@ def run(stack: Stack, turns: int, warmup: int) -> dict[str, Any]:
                       flush=True)
     if mem0 is not None:
         mem0.close()
+    after = recall_provenance(stack)
+    blocks = {k: after.get(k, 0) - provenance_before.get(k, 0) for k in after}
+    state = stack.client().get("/v1/memories/side-by-side").json()
     result = {
         "turns": turns, "warmup": warmup, "recall_setting": "LETHE_RECALL=1",
+        "ceiling": ceiling, "pause_seconds": pause,
+        # How the measured turns' recall was made: prepared (the lane's walk), inline, hits, partial, none.
+        "recall_provenance": blocks,
+        # The memory outgrew its ceiling: most of its episodes are forgotten, only the graph holds them.
+        "episodes_by_state": {st: sum(e["state"] == st for e in state["episodes"])
+                              for st in sorted({e["state"] for e in state["episodes"]})},
         "systems": {
             "Lethe decorate+report (client)": summary(times["lethe"]),
             "Lethe decorate+report (server)": summary(times["lethe_server"]),
@@ -154,10 +187,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--ceiling", type=int, default=CEILING,
+                        help="Lethe's ceiling: one the conversation outgrows, so recall has a memory to search")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds between a report and the next user message (0: back to back)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    with running_stack("lethe-bench-side-", LETHE_RECALL="1") as stack:
-        write(run(stack, args.turns, args.warmup))
+    with running_stack("lethe-bench-side-", LETHE_RECALL="1", LETHE_CEILING_TOKENS=str(args.ceiling)) as stack:
+        write(run(stack, args.turns, args.warmup, ceiling=args.ceiling, pause=args.pause))
 
 
 if __name__ == "__main__":

@@ -69,7 +69,11 @@ def write_summary(results: Path) -> str:
     if side:
         lines += ["## Per turn, same conversation: Lethe vs mem0 vs the floor (ms)", "",
                   f"{side['turns']} turns after {side['warmup']} of warm-up, interleaved; Lethe with "
-                  f"`{side['recall_setting']}`.", "", "| | p50 | p90 | p99 | max |", "|---|---|---|---|---|"]
+                  f"`{side['recall_setting']}` at a {side.get('ceiling') or 'default'} ceiling, "
+                  + (f"{side['pause_seconds']} s between a reply and the next message" if side.get("pause_seconds")
+                     else "turns back to back")
+                  + f"; recall blocks by how they were made: {side.get('recall_provenance')}.", "",
+                  "| | p50 | p90 | p99 | max |", "|---|---|---|---|---|"]
         for name, row in side["systems"].items():
             if row:
                 lines.append(f"| {name} | {row['p50']} | {row['p90']} | {row['p99']} | {row['max']} |")
