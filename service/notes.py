@@ -92,8 +92,9 @@ def record_facts_written(session: Any, *, tenant_id: str, memory: MemoryRecord, 
 
 async def _evidence(session: Any, tenant_id: str, memory_pk: int, awaiting: Sequence[EpisodeRecord],
                     entries: Sequence[NoteEntry]) -> list[tuple[int, NoteEntry]]:
-    """The entries (with their place in the note) that are evidence: one repeating, word for word, a fact Lethe
-    holds or a recall block it showed, and not what the noted turns said, is left out (`engine.echoes`)."""
+    """The entries (with their place in the note) that are evidence: one repeating, word for word, a fact of the
+    facts block or a recall block still in view, and not what the noted turns said, is left out
+    (`engine.echoes`)."""
     if not entries:
         return []
     first = min((row.first_seq for row in awaiting), default=None)
@@ -101,8 +102,11 @@ async def _evidence(session: Any, tenant_id: str, memory_pk: int, awaiting: Sequ
     held = await messages.history_after(session, tenant_id=tenant_id, memory_pk=memory_pk,
                                         after_seq=first - 1) if first is not None else []
     noted = conversation_text(message.body for message, _ in held if message.seq <= last)
-    blocks = await recall_blocks.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory_pk, from_seq=0)
-    shown = [fact.note for fact in await fact_store.load_facts(session, tenant_id=tenant_id, memory_pk=memory_pk)]
+    blocks = await recall_blocks.blocks_in_view(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                                from_seq=first or 0)
+    # What the facts block can show (a long memory's other facts are out of every view) and the blocks in view.
+    shown = [fact.note for fact in await fact_store.load_facts(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                                               block_only=True)]
     shown += [text for text, _ in blocks.values()]
     kept = [(index, entry) for index, entry in enumerate(entries) if not echoed(entry.note, shown, noted)]
     if len(kept) < len(entries):
