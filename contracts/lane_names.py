@@ -15,6 +15,7 @@ __all__ = [
     "LANE_BACKLOG",
     "LAST_USER_MESSAGE_AT",
     "LEAVING_EPISODES",
+    "RETRIABLE_JOBS",
     "RETRY_SIGNAL",
     "MEMORY",
     "NOTE_ASK_PENDING",
@@ -30,6 +31,9 @@ WORKFLOW_TYPE = "MemoryWorkflow"
 EVENTS_SIGNAL = "events"
 # An operator asks the lane to run a parked job again: (seq, event kind, job's activity name).
 RETRY_SIGNAL = "retry_parked"
+# The jobs the lane runs for an event, which such a retry can name (workflows.jobs checks it has these).
+RETRIABLE_JOBS = frozenset({"score_boundaries", "cut_history", "score_traces", "update_graph", "distill_recall",
+                            "prepare_recall"})
 
 
 def workflow_id(tenant_id: str, memory_id: str) -> str:

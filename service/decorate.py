@@ -34,7 +34,7 @@ from service.context import HotPath
 from service.encoding import encode
 from service.memory_cache import CachedMemory, History, MemoryContents
 from service.metrics import count_cache, count_recall
-from service.notes import note_result, record_facts_written, take_note
+from service.notes import note_answer, record_facts_written, take_note
 from service.shapes import parse_request, role_of
 from store.db import StoreSession
 from store.records import MemoryRecord
@@ -230,10 +230,8 @@ async def _take_notes(ctx: HotPath, session: StoreSession, call: _Call, fresh: l
     places = answer_places([message.body for message in fresh], [note.call_id for note in taken.calls])
     answers: dict[int, list[messages.NewMessage]] = {}
     for call_id, place in places.items():
-        result = note_result(call_id, call.shape, taken.result_text)
-        answers.setdefault(place, []).append(messages.NewMessage(
-            body=result, role=role_of(result), content_hash=content_hash(result), turn=0,
-            tokens=ctx.message_tokens(result, call.model), agent_hash=None))
+        answers.setdefault(place, []).append(
+            note_answer(ctx, call_id, call.shape, taken.result_text, model=call.model, turn=0))
     return [kept for index, message in enumerate(fresh) for kept in (message, *answers.get(index, ()))]
 
 

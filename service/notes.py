@@ -17,11 +17,14 @@ from typing import Any
 from engine.blocks.note_ask import NoteEntry, NoteReading
 from engine.echoes import conversation_text, echoed
 from engine.facts import Fact
+from engine.recognition import content_hash
 from engine.replies import NoteToolCall, read_calls
+from service.context import HotPath
+from service.shapes import role_of
 from store.records import EpisodeRecord, MemoryRecord
 from store.repositories import fact_store, messages, note_store, outbox, recall_blocks
 
-__all__ = ["NoteTaken", "note_result", "record_facts_written", "take_note"]
+__all__ = ["NoteTaken", "note_answer", "note_result", "record_facts_written", "take_note"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,14 @@ def note_result(call_id: str, shape: str, text: str) -> dict[str, Any]:
     if shape == "responses":
         return {"type": "function_call_output", "call_id": call_id, "output": text}
     return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def note_answer(ctx: HotPath, call_id: str, shape: str, text: str, *, model: str | None,
+                turn: int) -> messages.NewMessage:
+    """That answer as a message of the history: Lethe's only (the agent never holds it)."""
+    result = note_result(call_id, shape, text)
+    return messages.NewMessage(body=result, role=role_of(result), content_hash=content_hash(result), turn=turn,
+                               tokens=ctx.message_tokens(result, model), agent_hash=None)
 
 
 async def take_note(

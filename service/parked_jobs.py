@@ -19,10 +19,6 @@ from store.repositories.parked_jobs import ParkedJob, ParkedState
 
 __all__ = ["ParkedJob", "list_parked", "retry_parked"]
 
-# The jobs the lane runs for an event (workflows.jobs.job_named knows the same names).
-RETRIABLE = frozenset({"score_boundaries", "cut_history", "score_traces", "update_graph", "distill_recall",
-                       "prepare_recall"})
-
 
 async def list_parked(db: Database, *, tenant_id: str | None = None, memory_id: str | None = None,
                       state: ParkedState = "open", after_id: int = 0, limit: int = 100) -> list[ParkedJob]:
@@ -39,7 +35,7 @@ async def retry_parked(db: Database, temporal: TemporalClient, *, job_id: int, t
             raise NotFound(f"no parked job {job_id}")
         if job.resolved_at is not None:
             raise Conflict(f"parked job {job_id} was resolved at {job.resolved_at.isoformat()}: nothing to retry")
-        if job.job not in RETRIABLE:
+        if job.job not in names.RETRIABLE_JOBS:
             raise Conflict(f"parked job {job_id} ({job.job}) is not retried by hand: the lane tries it again at "
                            "the memory's next sleep")
         kind = await parked_jobs.event_kind(session, job)

@@ -15,7 +15,7 @@ from engine.replies import note_calls, without_note_calls
 from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
-from service.notes import note_result, record_facts_written, take_note
+from service.notes import note_answer, record_facts_written, take_note
 from service.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
 from store.repositories import idempotency, memories, messages, outbox, size_ratios
 
@@ -74,12 +74,8 @@ async def report(
                                     agent_hash=agent_hash, agent_optional=optional)
                 for item, agent_hash, optional in _reply_history(shape, items, agent_response)
             ]
-            new += [
-                messages.NewMessage(body=(result := note_result(call.call_id, shape, taken.result_text)),
-                                    role=role_of(result), content_hash=content_hash(result), turn=memory.last_turn,
-                                    tokens=ctx.message_tokens(result, decoration.model), agent_hash=None)
-                for call in calls
-            ]
+            new += [note_answer(ctx, call.call_id, shape, taken.result_text, model=decoration.model,
+                                turn=memory.last_turn) for call in calls]
         stored = messages.append_messages(session, tenant_id=tenant_id, memory=memory, new=new, at=now)
 
         provider_tokens = usage_input_tokens(response)

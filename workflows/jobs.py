@@ -15,6 +15,7 @@ from temporalio.common import RetryPolicy
 __all__ = [
     "CUT_HISTORY",
     "DISTILL_RECALL",
+    "EVENT_JOBS",
     "GRAPH_PATCH",
     "JOBS_BY_KIND",
     "Job",
@@ -105,10 +106,17 @@ RECALL_PATCH = "recall"
 RECALL_AHEAD_PATCH = "recall-ahead"
 
 
+# Every job the lane runs for an event, by its activity's name: what a retry of a parked job may name
+# (contracts.lane_names.RETRIABLE_JOBS, which the gateway checks against, holds the same names).
+EVENT_JOBS: Mapping[str, Job] = {
+    job.activity: job for table in (JOBS_BY_KIND, GRAPH_JOBS_BY_KIND, RECALL_JOBS_BY_KIND)
+    for jobs in table.values() for job in jobs
+}
+
+
 def job_named(name: str) -> Job | None:
     """The job whose activity is `name` (a parked job retried by hand), or None for one the lane does not run."""
-    return next((job for job in (SCORE_BOUNDARIES, CUT_HISTORY, SCORE_TRACES, UPDATE_GRAPH, DISTILL_RECALL,
-                                 PREPARE_RECALL) if job.activity == name), None)
+    return EVENT_JOBS.get(name)
 
 
 def jobs_for(kind: str, *, graph: bool = True, recall: bool = True, ahead: bool = False) -> tuple[Job, ...]:
