@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import secrets
 import shutil
 import statistics
@@ -42,7 +40,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from locomo_data import CATEGORIES, DEVELOPMENT, HELD_OUT, Chat, load_chats  # noqa: E402
 from locomo_players import LethePlayer, ModelNoteTaker, WindowPlayer  # noqa: E402
-from stack import RESULTS, start_clocked_stack, stop_stack  # noqa: E402
+from stack import RESULTS, cpu_facts, start_clocked_stack, stop_stack  # noqa: E402
 
 from providers.tokens import TiktokenCounter  # noqa: E402
 
@@ -72,19 +70,6 @@ class Tally:
                     "request_tokens_p50": int(statistics.median(r[2] for r in rows)),
                 }
         return out
-
-
-def _machine() -> dict[str, Any]:
-    model, flags = "", []
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "")
-        line = next((ln for ln in info.splitlines() if ln.startswith("flags")), "")
-        flags = sorted({f for f in line.split() if f.startswith(("avx", "fma", "sse4"))})
-    except OSError:
-        pass
-    return {"cpus": os.cpu_count(), "cpu_model": model or platform.processor(), "cpu_flags": flags,
-            "machine": platform.machine()}
 
 
 def run_chat(chat: Chat, client: httpx.Client, database_url: str, args: argparse.Namespace, counter: Any,
@@ -215,7 +200,7 @@ def main() -> None:
            "window_tokens": args.window, "as_conversation": args.as_conversation,
            "seconds": round(time.monotonic() - started, 1), "approaches": summary, "per_chat": results,
            "retired_share": round(sum(c["retired_facts"] for c in results) / max(1, written), 3),
-           "machine": _machine()}
+           "machine": cpu_facts()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     _plot(summary, args.out.with_suffix(".png"))

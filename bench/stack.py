@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Stack", "cpu_seconds", "embedded_database", "free_port", "lane_cpu", "rss_mb", "running_stack",
+__all__ = ["Stack", "cpu_facts", "cpu_seconds", "embedded_database", "free_port", "lane_cpu", "rss_mb", "running_stack",
            "start_clocked_stack", "start_stack", "stop_stack", "wait_for_lane", "write_result"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,6 +152,23 @@ def running_stack(prefix: str = "lethe-bench-", **env: str) -> Iterator[Stack]:
     finally:
         stop_stack(stack)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def cpu_facts() -> dict[str, Any]:
+    """The machine a figure was made on: cores, CPU model and the vector flags that change the embedder's and
+    pgvector's speed."""
+    import platform
+
+    model, flags = "", []
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "")
+        line = next((ln for ln in info.splitlines() if ln.startswith("flags")), "")
+        flags = sorted({f for f in line.split() if f.startswith(("avx", "fma", "sse4"))})
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu_model": model or platform.processor(), "cpu_flags": flags,
+            "machine": platform.machine()}
 
 
 def cpu_seconds(pid: int | None, children: bool = False) -> float:

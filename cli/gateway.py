@@ -12,6 +12,7 @@ from cli.temporal import connect_temporal
 from cli.worker import build_embedder, build_judge
 from config.mechanism import mechanism_config
 from config.settings import Settings
+from engine.recall.floor import ScoreFloor
 from recall.config import RecallConfig
 from recall.find import Recaller
 from service.options import GatewayOptions
@@ -39,6 +40,8 @@ def build_recaller(settings: Settings) -> Recaller | None:
     embedder = build_embedder(models, parallel=models.onnx_parallel)
     config = RecallConfig(mechanism=mechanism_config(settings),
                           deadline_seconds=settings.recall.inline_deadline_ms / 1000,
+                          floor=ScoreFloor(relative=settings.recall.score_floor,
+                                           touch=settings.recall.touch_similarity),
                           language=check_language(models.search_language))
     return Recaller(embedder=embedder, judge=build_judge(models, embedder), config=config)
 

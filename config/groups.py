@@ -172,6 +172,10 @@ class RecallSettings(Group):
     question_block_tokens: int = Field(default=2400, ge=100)
     keep_level: Level = "relevant"
     lead_on_level: Level = "relevant"
+    # What may enter a block unrated (engine/recall/floor.py): a hit's fused score against the best of its batch,
+    # and the cosine similarity to the message that counts as touching the memory at all.
+    score_floor: float = Field(default=0.5, ge=0.0, le=1.0)
+    touch_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
 
 
 class ModelSettings(Group):

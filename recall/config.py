@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.config import MechanismConfig
+from engine.recall.floor import ScoreFloor
 from engine.recall.walk import WalkRules
 
 __all__ = ["DISTILL_CONVERSATION_CHARS", "MESSAGE_DIALOGUE_CHARS", "MESSAGE_DIALOGUE_ITEMS", "RecallConfig",
@@ -43,6 +44,9 @@ class RecallConfig:
     bridges: int = 3
     # ...and this many of the message's best hits come before what the prepared walk kept.
     hits_first: int = 3
+    # What of those hits, unrated by the walk, may enter a block (`LETHE_RECALL_SCORE_FLOOR`,
+    # `LETHE_RECALL_TOUCH_SIMILARITY`).
+    floor: ScoreFloor = field(default_factory=ScoreFloor)
     # Of the deadline, the share kept back for fetching what a cut-short find had found (a lookup by ids): on
     # a loaded machine a fetch can take tens of milliseconds, and a fetch cut short loses everything found.
     fetch_share: float = 1 / 3

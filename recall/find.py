@@ -108,9 +108,9 @@ class Recaller:
             log.info("recall past its deadline before reading the memory: no block", extra={"memory_id": memory_id})
             return None
         searched = progress.searched.candidates()
-        facts = list(dict.fromkeys([*searched.facts[:self.config.hits],
-                                    *kept_in_order(progress.kept, self.config.walk_rules())]))
-        passages = searched.passages[:self.config.passage_hits]
+        hits, passages = searched.unrated(self.config.floor, facts=self.config.hits,
+                                          passages=self.config.passage_hits)
+        facts = list(dict.fromkeys([*hits, *kept_in_order(progress.kept, self.config.walk_rules())]))
         if not facts and not passages:
             log.info("recall past its deadline with nothing found yet (%s): no block", done,
                      extra={"memory_id": memory_id})
@@ -149,15 +149,16 @@ class Recaller:
         a paraphrase every search ranks first as only tangential). The judge's walk is left to the lane; one
         step across the entities of the best hits, nearest the message, keeps the bridge a two-hop question
         needs. Order: the best hits, their bridges, the other hits, then the prepared walk's facts (rated
-        against the turn before), so a tight budget trims those first."""
+        against the turn before), so a tight budget trims those first. Hits enter only over the score floor
+        (`engine.recall.floor`): a message that touches nothing adds none, and then no bridge either."""
         pk = searches.pk
-        hits = candidates.facts[:self.config.hits]
+        hits, passage_ids = candidates.unrated(self.config.floor, facts=self.config.hits,
+                                               passages=self.config.passage_hits)
         first = hits[:self.config.hits_first]
-        passage_ids = candidates.passages[:self.config.passage_hits]
 
         async def facts_read() -> tuple[list[int], dict[int, Any]]:
             across = await recall_graph.bridges(session, tenant_id=tenant_id, memory_pk=pk, fact_ids=first,
-                                                vector=searches.whole, limit=self.config.bridges)
+                                                vector=searches.whole, limit=self.config.bridges) if first else []
             ids = list(dict.fromkeys([*first, *across, *hits, *kept_in_order(progress.kept, self.config.walk_rules())]))
             return ids, await recall_reads.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=ids)
 

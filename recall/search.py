@@ -97,11 +97,11 @@ class MessageSearch:
         return Searches(start.pk, start.prepared, dialogue, whole)
 
     async def _words(self, pk: int, texts: list[str], parts: list[str], on: Any = None,
-                     into: Searched | None = None) -> None:
+                     into: Searched | None = None, *, own: bool = True) -> None:
         async with self.progress.step():
             await search_by_words(self.passages_session if on is None else on, tenant_id=self.tenant_id,
                                   memory_pk=pk, texts=texts, parts=parts, language=self.config.language,
-                                  into=into or self.progress.searched)
+                                  into=into or self.progress.searched, own=own)
 
     async def _read_memory(self) -> recall_reads.RecallStart | None:
         """The memory's first read, the message's search by words beside it when its pk is known."""
@@ -125,12 +125,16 @@ class MessageSearch:
         return start
 
     def _talk(self, dialogue: str, history: Sequence[Mapping[str, Any]], *, prepared: bool) -> list[str]:
-        """The recent conversation to search, its parts embedded from now on; none when a walk was prepared from
-        it (the message adds only its own searches) or the request holds only the new message (it would repeat
-        them)."""
+        """The recent conversation to search, its parts embedded from now on; none when the request holds only
+        the new message (it would repeat its searches). With a walk prepared it is searched by words only: the
+        lane found that walk from the turn before by words and meaning, and the words (an identifier named a
+        moment ago) cost one more query in a statement the message runs anyway, where embedding the dialogue
+        would cost the turn."""
         recent = history[-self.config.message_dialogue_items:]
-        if prepared or sum(item_kind(m) != "instruction" for m in recent) <= 1:
+        if sum(item_kind(m) != "instruction" for m in recent) <= 1:
             return []
+        if prepared:
+            return [dialogue]
         # The dialogue's parts are what the walk's judge reads next (so they are cached for it).
         self.talk_parts = split_parts(dialogue)
         if self.talk_parts:
@@ -142,7 +146,7 @@ class MessageSearch:
             # The dialogue's own search on the first connection, while the message's may still run; its ranking
             # goes after the message's, as one statement would have put it (fusion breaks ties by order).
             talk_words = Searched()
-            await asyncio.gather(self.by_words, *([self._words(pk, talk, [], self.session, talk_words)]
+            await asyncio.gather(self.by_words, *([self._words(pk, talk, [], self.session, talk_words, own=False)]
                                                   if talk else []))
             self.progress.searched.broad.extend(talk_words.broad)
         else:

@@ -16,7 +16,6 @@ from typing import Any
 
 from contracts.errors import Conflict, InvalidInput, NotFound
 from engine.facts import Fact
-from engine.recall.fusion import fuse
 from engine.recall.parts import split_parts
 from engine.recognition import content_hash
 from recall.config import RecallConfig
@@ -99,7 +98,8 @@ async def search(ctx: HotPath, *, tenant_id: str, memory_id: str, query: str, li
         by_words = None if ctx.recaller else await _searched_by_words(session, tenant_id, memory.id, query)
     searched = by_words if ctx.recaller is None else await _searched(ctx.db, ctx.recaller, tenant_id, memory_id,
                                                                      query)
-    fact_scores, passage_scores = searched.scores() if searched else ({}, {})
+    found = searched.candidates() if searched else None
+    fact_scores, passage_scores = (found.fact_scores, found.passage_scores) if found else ({}, {})
     async with ctx.db.session() as session:
         facts = await fact_edits.facts_in_force(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                 ids=list(fact_scores))
@@ -112,18 +112,8 @@ async def search(ctx: HotPath, *, tenant_id: str, memory_id: str, query: str, li
     return {"memory_id": memory_id, "query": query, "results": hits[:limit]}
 
 
-class _Scored(Searched):
-    """Recall's rankings with the fused score of each hit, in the order `Searched.candidates` gives them."""
-
-    def scores(self) -> tuple[dict[int, float], dict[int, float]]:
-        candidates = self.candidates()
-        facts = dict(fuse([*self.broad, *(r for _, r in self.by_part)]))
-        passages = dict(fuse(self.passages))
-        return {i: facts[i] for i in candidates.facts}, {i: passages[i] for i in candidates.passages}
-
-
 async def _searched(db: Database, recaller: Recaller, tenant_id: str, memory_id: str, query: str
-                    ) -> _Scored | None:
+                    ) -> Searched | None:
     """Recall's own searches for the query as if it were a new user message (no deadline: the caller waits)."""
     progress = Progress()
     message = MessageSearch(recaller.embedder, recaller.config, tenant_id=tenant_id, memory_id=memory_id,
@@ -132,10 +122,7 @@ async def _searched(db: Database, recaller: Recaller, tenant_id: str, memory_id:
         found = await message.run(session, passages_session, [{"role": "user", "content": query}])
     if found is None:
         return None
-    scored = _Scored()
-    scored.broad, scored.by_part, scored.passages = (progress.searched.broad, progress.searched.by_part,
-                                                     progress.searched.passages)
-    return scored
+    return progress.searched
 
 
 async def add(ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock,
@@ -216,10 +203,10 @@ async def forget(ctx: HotPath, *, tenant_id: str, memory_id: str, fact_id: str, 
             "facts": keys}
 
 
-async def _searched_by_words(session: Any, tenant_id: str, memory_pk: int, query: str) -> _Scored:
+async def _searched_by_words(session: Any, tenant_id: str, memory_pk: int, query: str) -> Searched:
     """With recall off (no embedder in this gateway), recall's searches by words alone, fused the same way."""
     parts = split_parts(query)
-    scored = _Scored()
+    scored = Searched()
     await search_by_words(session, tenant_id=tenant_id, memory_pk=memory_pk, texts=[query],
                           parts=parts if len(parts) > 1 else [], language=RecallConfig().language, into=scored)
     return scored

@@ -13,8 +13,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.recall.floor import ScoreFloor, over_floor
 from engine.recall.fusion import fuse
-from store.repositories.search import ranked_by_meaning, ranked_by_words
+from store.repositories.search import nearest_by_meaning, ranked_by_words
 
 __all__ = ["Candidates", "Query", "Searched", "search_by_meaning", "search_by_words", "search_candidates"]
 
@@ -30,11 +31,28 @@ class Query:
 
 @dataclass(frozen=True)
 class Candidates:
-    """Fact ids and passage ids, best first; facts only a part's own search found, with that part."""
+    """Fact ids and passage ids, best first, with their fused scores; facts only a part's own search found, with
+    that part; whether the message's own words matched anything, and how near its meaning came (`engine.recall.
+    floor`: what may enter a block unrated)."""
 
     facts: list[int] = field(default_factory=list)
     passages: list[int] = field(default_factory=list)
     part_of: dict[int, str] = field(default_factory=dict)
+    fact_scores: dict[int, float] = field(default_factory=dict)
+    passage_scores: dict[int, float] = field(default_factory=dict)
+    worded: bool = False
+    nearest: float | None = None
+
+    def unrated(self, floor: ScoreFloor, *, facts: int, passages: int) -> tuple[list[int], list[int]]:
+        """The best `facts` and `passages` hits that may enter a block without the walk's rating: none when the
+        message touches nothing, else those over the relative floor."""
+        if not self.touches(floor):
+            return [], []
+        return (over_floor([(i, self.fact_scores[i]) for i in self.facts[:facts]], floor),
+                over_floor([(i, self.passage_scores[i]) for i in self.passages[:passages]], floor))
+
+    def touches(self, floor: ScoreFloor) -> bool:
+        return floor.touches(worded=self.worded, nearest=self.nearest)
 
 
 @dataclass
@@ -46,6 +64,15 @@ class Searched:
     by_part: list[tuple[str, list[int]]] = field(default_factory=list)
     passages: list[list[int]] = field(default_factory=list)
     limit: int = 20
+    # The message's own searches (not the dialogue's): whether its words matched, its nearest similarity.
+    worded: bool = False
+    nearest: float | None = None
+
+    def near(self, rankings: Sequence[Sequence[tuple[int, float]]]) -> None:
+        """Keep the best similarity the message's own searches by meaning found."""
+        best = max((similarity for ranking in rankings for _, similarity in ranking[:1]), default=None)
+        if best is not None and (self.nearest is None or best > self.nearest):
+            self.nearest = best
 
     def candidates(self) -> Candidates:
         found_broadly = {i for ranking in self.broad for i in ranking}
@@ -54,9 +81,11 @@ class Searched:
             for fact_id in ranking[:PART_TOP]:
                 if fact_id not in found_broadly:
                     part_of.setdefault(fact_id, text)
-        facts = [k for k, _ in fuse([*self.broad, *(r for _, r in self.by_part)], limit=self.limit)]
-        return Candidates(facts=facts, passages=[k for k, _ in fuse(self.passages, limit=self.limit)],
-                          part_of=part_of)
+        facts = fuse([*self.broad, *(r for _, r in self.by_part)], limit=self.limit)
+        passages = fuse(self.passages, limit=self.limit)
+        return Candidates(facts=[k for k, _ in facts], passages=[k for k, _ in passages], part_of=part_of,
+                          fact_scores=dict(facts), passage_scores=dict(passages), worded=self.worded,
+                          nearest=self.nearest)
 
 
 async def search_candidates(
@@ -76,10 +105,11 @@ async def search_candidates(
 
 async def search_by_words(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, texts: Sequence[str | None], parts: Sequence[str],
-    language: str, into: Searched,
+    language: str, into: Searched, own: bool = True,
 ) -> None:
     """The searches that need no vectors (the hot path runs them while the message is being embedded): the
-    graph by words for the whole message and the dialogue, passages by words for each part; in one statement."""
+    graph by words for the whole message and the dialogue, passages by words for each part; in one statement.
+    `own`: the first text (and the parts) are the message's own, whose matches tell that it touches the memory."""
     facts = [t for t in texts if t is not None]
     passages = list(parts) or [t for t in texts[:1] if t is not None]
     rankings = await ranked_by_words(session, tenant_id=tenant_id, memory_pk=memory_pk, language=language,
@@ -87,6 +117,8 @@ async def search_by_words(
                                      queries=[*(("facts", t) for t in facts), *(("passages", p) for p in passages)])
     into.broad.extend(rankings[:len(facts)])
     into.passages.extend(rankings[len(facts):])
+    if own and texts and texts[0] is not None:
+        into.worded = into.worded or bool(rankings[0]) or any(rankings[len(facts):])
 
 
 async def search_by_meaning(
@@ -121,8 +153,11 @@ async def _facts_by_meaning(
     by_part = list(parts) if len(parts) > 1 else []
     if not broad and not by_part:
         return
-    rankings = await ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, limit=into.limit,
+    nearest = await nearest_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, limit=into.limit,
                                        vectors=[*broad, *(p.vector for p in by_part)])
+    # The message's own: its whole (the first vector, when searched) and its parts; not the dialogue.
+    into.near([*(nearest[:1] if vectors and vectors[0] is not None else []), *nearest[len(broad):]])
+    rankings = [[i for i, _ in ranking] for ranking in nearest]
     into.broad.extend(rankings[:len(broad)])
     into.by_part.extend((p.text, r) for p, r in zip(by_part, rankings[len(broad):], strict=True))
 
@@ -133,5 +168,7 @@ async def _passages_by_meaning(
     vectors = [p.vector for p in parts] or ([whole] if whole is not None else [])
     if not vectors:
         return
-    into.passages.extend(await ranked_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk,
-                                                 vectors=vectors, kind="passages", limit=into.limit))
+    nearest = await nearest_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, vectors=vectors,
+                                       kind="passages", limit=into.limit)
+    into.near(nearest)
+    into.passages.extend([i for i, _ in ranking] for ranking in nearest)

@@ -25,6 +25,7 @@ from store.query_vectors import query_vector
 __all__ = [
     "episodes_to_index",
     "insert_passages",
+    "nearest_by_meaning",
     "ranked_by_meaning",
     "ranked_by_words",
 ]
@@ -145,12 +146,25 @@ async def ranked_by_meaning(
 ) -> list[list[int]]:
     """The ids each search by meaning ranks (nearest by cosine over the HNSW index, its scans relaxed for every
     connection: `store.db.Database`), for several vectors in one statement."""
+    nearest = await nearest_by_meaning(session, tenant_id=tenant_id, memory_pk=memory_pk, vectors=vectors,
+                                       kind=kind, limit=limit)
+    return [[i for i, _ in ranking] for ranking in nearest]
+
+
+async def nearest_by_meaning(
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, vectors: Sequence[Any], kind: Kind = "facts",
+    limit: int = 20,
+) -> list[list[tuple[int, float]]]:
+    """As `ranked_by_meaning`, each id with its cosine similarity to the search's vector: a ranking always has
+    a first, the similarity says whether it is near at all."""
     if not vectors:
         return []
     values: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk, "limit": limit}
     values.update({f"vector_{b}": v for b, v in enumerate(vectors)})
-    rows = await session.execute(_meaning_union(kind, len(vectors)), values)
-    return _rankings(len(vectors), ((b, i, float(d)) for b, i, d in rows))
+    rows = (await session.execute(_meaning_union(kind, len(vectors)), values)).all()
+    similarity = {(b, i): 1.0 - float(d) for b, i, d in rows}
+    return [[(i, similarity[(b, i)]) for i in ranking]
+            for b, ranking in enumerate(_rankings(len(vectors), ((b, i, float(d)) for b, i, d in rows)))]
 
 
 def _rankings(count: int, rows: Any) -> list[list[int]]:
