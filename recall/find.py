@@ -5,7 +5,8 @@ All of it, from the first read to the last, runs under one deadline (`LETHE_RECA
 lane's prepared walk for this turn, when ready, is taken as it is and the message's own hits are walked on top
 of it. When the deadline passes, what is done is used as it is: the prepared walk's kept facts and the search
 hits so far; with nothing, no block. What was used is the block's `provenance`: prepared or inline (walked in
-time), hits (searched in time, not walked), partial (the searches cut short).
+time), hits (searched in time, not walked), partial (the searches cut short). A message that touches nothing in
+the memory (`engine.recall.floor`) is not walked and adds no hit: its block holds only what a prepared walk kept.
 
 A find left behind by its deadline stops between queries, never in one (`recall.deadline` says why).
 """
@@ -139,6 +140,11 @@ class Recaller:
             if searches.prepared is not None:
                 return await self._with_prepared(session, passages_session, tenant_id, text, searches, candidates,
                                                  progress)
+        if not candidates.touches(self.config.floor):
+            # Nothing near the message, nothing of its words: no block (`engine.recall.floor`), and no judge
+            # asked to rate neighbours that are there only because a search always has some.
+            log.debug("recall: the message touches nothing in the memory", extra={"memory_id": memory_id})
+            return None
         # No walk prepared: the message's own hits are walked (a fact they lead to through a bridge is what a
         # two-hop question needs), on a connection of the walk's own.
         return await self._walked(db, tenant_id, memory_id, text, searches, candidates, progress)
