@@ -24,6 +24,7 @@ from service.tenant_keys import TenantKeys, act_for_admin, act_for_tenant
 
 __all__ = [
     "AdminDep",
+    "AnthropicTenantDep",
     "ClockDep",
     "ServicesDep",
     "HotPathDep",
@@ -72,8 +73,20 @@ def _bearer(authorization: str | None) -> str:
 
 
 async def _tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    return await _tenant_for(request, _bearer(authorization))
+
+
+async def _tenant_by_either(request: Request, authorization: Annotated[str | None, Header()] = None,
+                            x_api_key: Annotated[str | None, Header(alias="x-api-key")] = None) -> str:
+    # Anthropic's SDKs send their key as `x-api-key`: the Messages proxy takes the tenant's key there too.
+    if authorization is None and x_api_key:
+        return await _tenant_for(request, x_api_key.strip())
+    return await _tenant_for(request, _bearer(authorization))
+
+
+async def _tenant_for(request: Request, key: str) -> str:
     keys: TenantKeys = request.app.state.services.tenant_keys
-    tenant_id = await keys.tenant_for(_bearer(authorization))
+    tenant_id = await keys.tenant_for(key)
     if tenant_id is None:
         raise Unauthorized("unknown or revoked API key")
     request.app.state.limits.admit(tenant_id)
@@ -134,6 +147,8 @@ async def _clock(options: OptionsDep, x_lethe_now: ClockHeader = None) -> Clock:
 
 
 TenantDep = Annotated[str, Depends(_tenant)]
+# The tenant from `Authorization: Bearer` or, for Anthropic's SDKs, `x-api-key`.
+AnthropicTenantDep = Annotated[str, Depends(_tenant_by_either)]
 AdminDep = Annotated[None, Depends(_admin)]
 MemoryIdDep = Annotated[str, Depends(_memory_id)]
 ClockDep = Annotated[Clock, Depends(_clock)]

@@ -10,6 +10,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 
 from api.schemas import ErrorBody
+from service.anthropic import MessagesRequestBody
 from service.requests import ChatCompletionsRequest, ReportRequest, ResponsesRequest
 
 __all__ = ["BODY", "PROXIED", "TENANT", "UPSTREAM_ERRORS", "errors", "install_openapi", "json_body"]
@@ -66,7 +67,8 @@ def install_openapi(app: FastAPI) -> None:
         if app.openapi_schema is None:
             doc = get_openapi(title=app.title, version=app.version, routes=app.routes)
             _, defs = models_json_schema(
-                [(m, "validation") for m in (ChatCompletionsRequest, ResponsesRequest, ReportRequest)],
+                [(m, "validation") for m in (ChatCompletionsRequest, ResponsesRequest, MessagesRequestBody,
+                                              ReportRequest)],
                 ref_template="#/components/schemas/{model}",
             )
             doc.setdefault("components", {}).setdefault("schemas", {}).update(defs.get("$defs", {}))

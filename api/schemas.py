@@ -37,7 +37,7 @@ class BudgetPublic(BaseModel):
 
 class DecorateResponse(BaseModel):
     decorate_id: str
-    shape: Literal["chat_completions", "responses"]
+    shape: Literal["chat_completions", "responses", "messages"]
     request: dict[str, Any]
     # Turns whose facts this request asks for (the note ask), or None.
     note_ask_turns: list[int] | None = None

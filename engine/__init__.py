@@ -4,7 +4,8 @@ Time is always a timezone-aware `datetime` parameter; messages are plain dicts a
 
 Map (module -> what it owns):
     config       MechanismConfig: ceiling, sleep, landing share, episode sizes, defaults, plausible ratio
-    messages     StoredMessage; request shape (chat_completions | responses); item kinds; call ids; instructions/history
+    messages     StoredMessage; request shape (chat_completions | responses | messages); item kinds; call ids;
+                 instructions/history
     units        Unit, split_units, units_of, number_turns, current_turn, closed_units
     episodes     Episode, EpisodeState, Transition; start_leaving, acknowledge, seal, seal_without_facts,
                  forget, fade_step (each refuses an illegal move with errors.IllegalTransition)
@@ -18,7 +19,10 @@ Map (module -> what it owns):
     lane_names   the memory workflow's type, id, signal and search attribute names
     blocks       render_facts_block, render_note_ask,
                  note_tool_chat, note_tool_responses, NOTE_PARAMETERS, read_note_arguments -> NoteReading
-    assembly     assemble (Chat Completions and Responses), Block, blocks_role, repair_history
+    assembly     assemble (Chat Completions, Responses, Anthropic Messages), Block, blocks_role, repair_history
+    anthropic    the Messages shape: looks_like_messages, Lethe's blocks in `system`, repair_messages,
+                 note_tool_messages (from the one note tool), the note call in a reply
+    anthropic_stream MessagesStreamFilter: a Messages stream with the note block held back
     request_rules problems(request): the providers' rules; empty means a provider accepts it
     replies      note_calls, read_note, without_note_calls: the report side of the note call
     decorate     decorate(request, StoredMemory, now=...) -> DecoratePlan: the whole hot-path decision

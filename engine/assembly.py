@@ -1,4 +1,5 @@
-"""Request assembly for Chat Completions and Responses: the agent's request, with Lethe's view of history.
+"""Request assembly for Chat Completions and Responses (and, through `engine.anthropic`, Anthropic Messages):
+the agent's request, with Lethe's view of history.
 
 Order: the agent's instructions, the facts block, the history in view (a `Block` of Lethe's may stand among
 its items), and the note ask last with the `note` tool added. Lethe's blocks speak in the role of
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.anthropic import assemble_messages, repair_messages
 from engine.blocks.note_ask import NOTE_TOOL_NAME, note_tool_chat, note_tool_responses
 from engine.messages import CALL_OF_OUTPUT, CALL_OUTPUT_TYPES, Shape, instruction_items, request_shape
 
@@ -59,6 +61,11 @@ def assemble(
 ) -> dict[str, Any]:
     """The request the model will see. `history` is the view in order; a `Block` in it becomes a message of Lethe's."""
     shape = request_shape(request)
+    if shape == "messages":
+        # Anthropic takes instructions only in the top-level `system`: Lethe's blocks all go there, in order.
+        texts = [*([facts_block] if facts_block else []), *(e.text for e in history if isinstance(e, Block))]
+        return assemble_messages(request, history=[e for e in history if not isinstance(e, Block)],
+                                 texts=texts, note_ask=note_ask)
     role = blocks_role(request)
     items: list[dict[str, Any]] = [copy.deepcopy(dict(m)) for m in instruction_items(request)]
     if facts_block:
@@ -81,6 +88,8 @@ def assemble(
 
 def repair_history(items: list[dict[str, Any]], shape: Shape) -> list[dict[str, Any]]:
     """Drop calls without outputs and outputs without calls, which providers refuse."""
+    if shape == "messages":
+        return repair_messages(items)
     return _repair_chat(items) if shape == "chat_completions" else _repair_responses(items)
 
 

@@ -47,6 +47,11 @@ def echoed(note: str, shown: Iterable[str], noted_turns: str) -> bool:
     return not words or len(words & own) / len(words) < _OWN_WORDS
 
 
+def _blocks(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = body.get("content")
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+
+
 def conversation_text(bodies: Iterable[Mapping[str, Any]]) -> str:
     """What the turns said, for `echoed`: every message's words, without the model's earlier note calls and
     Lethe's answers to them (writing to memory is not something the conversation said)."""
@@ -55,6 +60,8 @@ def conversation_text(bodies: Iterable[Mapping[str, Any]]) -> str:
              if isinstance(call, Mapping) and (call.get("function") or {}).get("name") == NOTE_TOOL_NAME}
     notes |= {str(body.get("call_id")) for body in bodies
               if body.get("type") == "function_call" and body.get("name") == NOTE_TOOL_NAME}
+    notes |= {str(block.get("id")) for body in bodies for block in _blocks(body)
+              if block.get("type") == "tool_use" and block.get("name") == NOTE_TOOL_NAME}
     lines = []
     for body in bodies:
         if body.get("type") == "function_call" and body.get("name") == NOTE_TOOL_NAME:
@@ -63,5 +70,8 @@ def conversation_text(bodies: Iterable[Mapping[str, Any]]) -> str:
             continue  # a note call's result
         if body.get("tool_calls"):
             body = {**body, "tool_calls": [c for c in body["tool_calls"] if str(c.get("id")) not in notes]}
+        if _blocks(body):  # Anthropic: note calls and their results are content blocks
+            body = {**body, "content": [b for b in _blocks(body) if str(b.get("id") if b.get("type") == "tool_use"
+                                                                       else b.get("tool_use_id")) not in notes]}
         lines.append(item_text(body))
     return "\n".join(lines)

@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.anthropic import message_note_calls, without_note_blocks
 from engine.blocks.note_ask import NOTE_TOOL_NAME, NoteEntry, NoteReading, read_note_arguments
-from engine.messages import answered_call_id
+from engine.messages import answered_call_ids
 
 __all__ = [
     "NoteToolCall", "answer_places", "item_note_calls", "note_calls", "read_calls", "read_note", "without_note_calls",
@@ -26,8 +27,8 @@ class NoteToolCall:
 
 
 def item_note_calls(item: Mapping[str, Any]) -> list[NoteToolCall]:
-    """The calls to `note` one history item makes: a Chat assistant message's `tool_calls`, or a Responses
-    `function_call` item."""
+    """The calls to `note` one history item makes: a Chat assistant message's `tool_calls`, a Responses
+    `function_call` item, or an Anthropic assistant message's `tool_use` blocks."""
     if item.get("type") == "function_call":
         if item.get("name") != NOTE_TOOL_NAME:
             return []
@@ -38,16 +39,23 @@ def item_note_calls(item: Mapping[str, Any]) -> list[NoteToolCall]:
         NoteToolCall(str(c.get("id", "")), str((c.get("function") or {}).get("arguments", "")))
         for c in item.get("tool_calls") or []
         if isinstance(c, Mapping) and (c.get("function") or {}).get("name") == NOTE_TOOL_NAME
-    ]
+    ] + [NoteToolCall(call_id, arguments) for call_id, arguments in message_note_calls(item)]
 
 
 def note_calls(response: Mapping[str, Any]) -> list[NoteToolCall]:
-    """Every call to `note` in a Chat Completions or Responses reply."""
+    """Every call to `note` in a Chat Completions, Responses or Anthropic Messages reply."""
     if "choices" in response:
         items = [choice.get("message") or {} for choice in response.get("choices") or []]
+    elif _is_message(response):
+        items = [response]
     else:
         items = list(response.get("output") or [])
     return [call for item in items if isinstance(item, Mapping) for call in item_note_calls(item)]
+
+
+def _is_message(response: Mapping[str, Any]) -> bool:
+    """An Anthropic Messages reply: its content blocks at the top, no `choices`, no `output`."""
+    return "content" in response and "choices" not in response and "output" not in response
 
 
 def read_note(response: Mapping[str, Any]) -> NoteReading | None:
@@ -73,7 +81,7 @@ def answer_places(items: Sequence[Mapping[str, Any]], call_ids: Sequence[str]) -
     """For each of these note calls that no item answers, the index of the item its answer goes after: the
     call itself, or in Chat the last tool message directly after the call's message (a message's outputs
     stand together right after it)."""
-    answered = {answered_call_id(item) for item in items}
+    answered = {call for item in items for call in answered_call_ids(item)}
     places: dict[str, int] = {}
     for index, item in enumerate(items):
         for call in item_note_calls(item):
@@ -89,6 +97,8 @@ def answer_places(items: Sequence[Mapping[str, Any]], call_ids: Sequence[str]) -
 def without_note_calls(response: Mapping[str, Any]) -> dict[str, Any]:
     """The reply as the agent should see it: the note calls taken out, the rest untouched."""
     result = copy.deepcopy(dict(response))
+    if _is_message(result):
+        return without_note_blocks(result)
     if "choices" in result:
         for choice in result["choices"]:
             message = choice.get("message") or {}

@@ -4,6 +4,7 @@ Chat Completions: an assistant message's tool calls are answered, each exactly o
 directly after it, before any other message; a `tool` message answers a call of that assistant message.
 Responses: every call item has exactly one output item after it with the same `call_id`, and every output
 answers an earlier call. Both: known roles, unique call ids, unique tool names, a non-empty history.
+Anthropic Messages: `engine.anthropic.messages_problems`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.anthropic import messages_problems
 from engine.messages import CALL_OF_OUTPUT, CALL_OUTPUT_TYPES, request_shape
 
 __all__ = ["problems"]
@@ -25,6 +27,8 @@ def problems(request: Mapping[str, Any]) -> list[str]:
         shape = request_shape(request)
     except ValueError as exc:
         return [str(exc)]
+    if shape == "messages":
+        return messages_problems(request)
     found = _chat(request) if shape == "chat_completions" else _responses(request)
     return found + _tools(request, shape)
 

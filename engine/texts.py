@@ -20,9 +20,19 @@ CONTEXT_UNITS = 2
 def _content_text(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
-    if isinstance(content, list):
-        return [part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)]
-    return []
+    if not isinstance(content, list):
+        return []
+    texts = []
+    for part in content:
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") == "tool_use":  # Anthropic's calls and outputs are content blocks
+            texts.append(f"{part.get('name')}({json.dumps(part.get('input'), ensure_ascii=False, default=str)})")
+        elif part.get("type") == "tool_result":
+            texts += _content_text(part.get("content"))
+    return texts
 
 
 def _body_text(body: Mapping[str, Any]) -> str:

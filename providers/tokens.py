@@ -130,7 +130,8 @@ class TiktokenCounter:
         return len(load_encoding(encoding).encode(text, disallowed_special=()))
 
     def count_request(self, body: Mapping[str, Any]) -> int:
-        """Tokens of a request body: `messages` (Chat Completions) or `input`/`instructions` (Responses)."""
+        """Tokens of a request body: `messages` (Chat Completions, Anthropic Messages with its top-level
+        `system`) or `input`/`instructions` (Responses)."""
         model = body.get("model")
         model = model if isinstance(model, str) else None
         total = 0
@@ -138,6 +139,8 @@ class TiktokenCounter:
             total += sum(self._count_item(message, model) for message in _as_list(body["messages"]))
         if "instructions" in body and isinstance(body["instructions"], str):
             total += _PER_MESSAGE + self.count_text(body["instructions"], model=model)
+        if body.get("system"):
+            total += _PER_MESSAGE + self._count_content(body["system"], model)
         if "input" in body:
             raw = body["input"]
             items = [{"role": "user", "content": raw}] if isinstance(raw, str) else _as_list(raw)
@@ -181,6 +184,10 @@ class TiktokenCounter:
                 kind = str(part.get("type", ""))
                 if "image" in kind:
                     total += _PER_IMAGE
+                elif kind == "tool_result":  # Anthropic: the output's own content, images at their price
+                    total += _PER_NAME + self._count_content(part.get("content"), model)
+                elif kind == "thinking" and isinstance(part.get("thinking"), str):
+                    total += self.count_text(part["thinking"], model=model)
                 elif isinstance(part.get("text"), str):
                     total += self.count_text(part["text"], model=model)
                 elif isinstance(part.get("refusal"), str):

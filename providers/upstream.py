@@ -3,6 +3,9 @@ errors mapped at this one seam into `UpstreamError` carrying the status, headers
 
 The SDK does not retry here (`max_retries=0`): a 429 goes back to the agent at once with its Retry-After, and
 the agent's own client decides, with the same Idempotency-Key, whether to try again.
+
+An Anthropic-compatible provider is called through the same client with its own headers (`anthropic_headers`):
+the key as `x-api-key` instead of `Authorization`, and the agent's `anthropic-version` and `anthropic-beta`.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from typing import Any
 
 import openai
 import orjson
-from openai import AsyncOpenAI, AsyncStream
+from openai import AsyncOpenAI, AsyncStream, Omit
 
 from contracts.errors import UpstreamError
 
-__all__ = ["Upstream", "UpstreamPool", "UpstreamTarget"]
+__all__ = ["ANTHROPIC_VERSION", "Upstream", "UpstreamPool", "UpstreamTarget", "anthropic_headers"]
+
+# The version Anthropic's API is asked for when the agent names none (the one its SDKs send).
+ANTHROPIC_VERSION = "2023-06-01"
 
 # Headers of an error answer worth handing back: what the body is, and when to come back.
 _KEPT_HEADERS = ("content-type", "retry-after", "retry-after-ms", "x-request-id")
@@ -78,8 +84,21 @@ def _encoded(body: dict[str, Any]) -> bytes:
 _RAW = "content" if "content" in inspect.signature(AsyncOpenAI.post).parameters else "body"
 
 
-def _payload(body: dict[str, Any]) -> dict[str, Any]:
-    return {_RAW: _encoded(body)}
+def _payload(body: dict[str, Any], headers: dict[str, Any] | None) -> dict[str, Any]:
+    payload: dict[str, Any] = {_RAW: _encoded(body)}
+    if headers:
+        payload["options"] = {"headers": headers}
+    return payload
+
+
+def anthropic_headers(api_key: str | None, *, version: str | None, beta: str | None) -> dict[str, Any]:
+    """What an Anthropic-compatible provider reads: its key as `x-api-key` (no `Authorization`, which it would
+    read as an OAuth token), the API version, and any beta features the agent asked for."""
+    headers: dict[str, Any] = {"Authorization": Omit(), "x-api-key": api_key or "unused",
+                               "anthropic-version": version or ANTHROPIC_VERSION}
+    if beta:
+        headers["anthropic-beta"] = beta
+    return headers
 
 
 class Upstream:
@@ -87,12 +106,18 @@ class Upstream:
 
     def __init__(self, target: UpstreamTarget, *, timeout: float) -> None:
         self.timeout = timeout
+        self._api_key = target.api_key
         self._client = AsyncOpenAI(base_url=target.base_url, api_key=target.api_key or "unused",
                                    timeout=timeout, max_retries=0)
 
-    async def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    @property
+    def api_key(self) -> str | None:
+        return self._api_key
+
+    async def create(self, path: str, body: dict[str, Any], *, headers: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
         try:
-            reply = await self._client.post(path, cast_to=object, **_payload(body))
+            reply = await self._client.post(path, cast_to=object, **_payload(body, headers))
         except openai.OpenAIError as exc:
             raise _mapped(exc, self.timeout) from exc
         if not isinstance(reply, dict):
@@ -100,10 +125,11 @@ class Upstream:
                                 body=_error_body("upstream_invalid", "the upstream's answer is not a JSON object"))
         return reply
 
-    async def stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, path: str, body: dict[str, Any], *, headers: dict[str, Any] | None = None
+                     ) -> AsyncIterator[dict[str, Any]]:
         try:
             events = await self._client.post(path, cast_to=object, stream=True, stream_cls=AsyncStream[object],
-                                             **_payload(body))
+                                             **_payload(body, headers))
             async with events:
                 async for event in events:
                     if isinstance(event, dict):

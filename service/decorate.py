@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from contracts.errors import InvalidInput
 from engine.budget import RECENT_MESSAGES
 from engine.episodes import EpisodeState
-from engine.messages import StoredMessage, item_kind
+from engine.messages import MessagesRequest, StoredMessage, item_kind
 from engine.planning import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
 from engine.recognition import (
     content_hash,
@@ -29,6 +30,7 @@ from engine.recognition import (
     replaced_user_message,
 )
 from engine.replies import answer_places, item_note_calls
+from service.anthropic import unanswerable_results
 from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
@@ -76,23 +78,27 @@ class _Call:
     decorate_id: str
 
     @classmethod
-    def of(cls, body: Any, idempotency_key: str | None) -> _Call:
-        shape, history = parse_request(body)
+    def of(cls, body: Any, idempotency_key: str | None, shape: str | None = None) -> _Call:
+        shape, history = parse_request(body, shape=shape)
         body_hash = content_hash(body)
+        if shape == "messages":
+            body = MessagesRequest(body)  # the engine reads the shape from the request's type
         return cls(body=body, shape=shape, history=history, hashes=[content_hash(m) for m in history],
                    body_hash=body_hash, key=idempotency_key or body_hash, explicit_key=idempotency_key is not None,
                    model=str(body.get("model")), decorate_id="dec_" + secrets.token_hex(12))
 
 
 async def decorate(
-    ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None
+    ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None,
+    shape: str | None = None,
 ) -> bytes:
     """The one entry point of decorate, for the route and for anything else that decorates (a proxy):
     the answer's JSON (`DecorateResponse`), encoded once, so what is sent is what a retry gets back.
 
     Raises `InvalidInput` for a malformed body and `OverCeiling` (413) when the turn in progress alone passes
-    the ceiling; either way nothing is stored."""
-    call = _Call.of(body, idempotency_key)
+    the ceiling; either way nothing is stored. `shape` names the request's shape where its keys cannot
+    (`messages` for Anthropic's; see `service.shapes.parse_request`)."""
+    call = _Call.of(body, idempotency_key, shape)
     started = time.perf_counter()
     # Recall runs alongside the locked part: its searches and walk wait on Postgres and the embedder while this
     # call stores its messages, reads the memory, plans it and saves the plan. It reads only what is committed
@@ -183,6 +189,8 @@ async def _store_new_messages(
     count_cache(hit=bool(kept.messages))
     history = kept.extended(await messages.history_after(
         session, tenant_id=tenant_id, memory_pk=memory.id, after_seq=kept.last_seq))
+    if call.shape == "messages":
+        _check_results_answer_calls(call, history)
     users = [item_kind(m) == "user" for m in call.history]
     tail = recognisable_tail(history.held, sum(users))
     start = new_messages_start(tail, call.hashes)
@@ -206,6 +214,21 @@ async def _store_new_messages(
     fresh = await _take_notes(ctx, session, call, fresh, tenant_id=tenant_id, memory=memory, now=now)
     stored, fresh = messages.append_turns(session, tenant_id=tenant_id, memory=memory, new=fresh, at=now)
     return history.extended(messages.stored_rows(stored, fresh)), stored
+
+
+def _check_results_answer_calls(call: _Call, history: History) -> None:
+    """A `tool_result` must answer a `tool_use` made before it: in this request, or in what the memory holds
+    (an agent may send only what is new). Anthropic would refuse the request; refused here, nothing stored."""
+    missing = unanswerable_results(call.history)
+    if not missing:
+        return
+    wanted = {call_id for _, call_id in missing}
+    for message in reversed(history.messages):
+        wanted.difference_update(message.classified.calls)
+        if not wanted:
+            return
+    field, call_id = next((f, c) for f, c in missing if c in wanted)
+    raise InvalidInput(f"{field}: {call_id!r} answers no tool_use before it", field=field)
 
 
 async def _take_notes(ctx: HotPath, session: StoreSession, call: _Call, fresh: list[messages.NewMessage], *,

@@ -50,6 +50,8 @@ def note_result(call_id: str, shape: str, text: str) -> dict[str, Any]:
     """Lethe's answer to a note call, in the request's shape."""
     if shape == "responses":
         return {"type": "function_call_output", "call_id": call_id, "output": text}
+    if shape == "messages":
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": text}]}
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 

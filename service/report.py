@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.errors import Conflict
+from engine.anthropic import reply_message
 from engine.recognition import content_hash
 from engine.replies import note_calls, without_note_calls
 from service.clock import Clock
@@ -30,7 +31,11 @@ def _reply_history(
     if shape == "responses":
         visible = {content_hash(item) for item in agent_response.get("output") or []}
         return [(item, digest if (digest := content_hash(item)) in visible else None, False) for item in items]
-    shown = agent_response["choices"][0]["message"]
+    if shape == "messages":
+        # The agent keeps the reply as Anthropic's SDKs do: an assistant message with the reply's content.
+        shown = reply_message(agent_response)
+    else:
+        shown = agent_response["choices"][0]["message"]
     return [(items[0], content_hash(shown), agent_reply_is_empty(shape, agent_response))]
 
 
@@ -59,7 +64,7 @@ async def report(
         now = clock.advance(memory.latest_at)
         agent_response = without_note_calls(response)
         # Only the first choice enters history: a note call in another would leave a result answering nothing.
-        kept = response if shape == "responses" else {**response, "choices": response["choices"][:1]}
+        kept = response if shape != "chat_completions" else {**response, "choices": response["choices"][:1]}
         calls = note_calls(kept)
         taken = await take_note(session, tenant_id=tenant_id, memory_pk=memory.id, decorate_id=decoration.id,
                                 calls=calls, now=now)

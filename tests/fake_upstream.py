@@ -1,6 +1,8 @@
-"""A local OpenAI-compatible provider for the proxy's tests, the examples and bench/proxy.py.
+"""A local OpenAI-compatible (and Anthropic-compatible) provider for the proxy's tests, the examples and
+bench/proxy.py.
 
-It speaks Chat Completions and Responses, streamed (SSE, with usage) and not, and answers at once from what
+It speaks Chat Completions, Responses and Anthropic Messages (tests/fake_anthropic.py), streamed (SSE, with
+usage) and not, and answers at once from what
 the request holds: it writes the note when a request carries the note tool (every other note, the first
 included, is the whole reply), calls `lookup` when the user's message says "lookup", and otherwise answers
 in text. A test can script the next answers instead: a status (429 with Retry-After, 400, 500), a hang, or
@@ -39,6 +41,9 @@ class FakeUpstream:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     notes_written: int = 0
+    # Each Messages request's size by the fake's own count, and what it refused in them (Anthropic's rules).
+    counts: list[int] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     # Which notes are the whole reply: the 1st, 3rd, 5th... (odd) or the 2nd, 4th... (even).
     note_alone_parity: int = 1
     delay: float = 0.0  # seconds before each streamed event, for the benchmark's "slow provider"
@@ -48,6 +53,8 @@ class FakeUpstream:
         self.requests.clear()
         self.headers.clear()
         self.notes_written = 0
+        self.counts.clear()
+        self.refused.clear()
 
 
 # --- what the model says ---
@@ -242,6 +249,9 @@ def _app(fake: FakeUpstream) -> FastAPI:
     async def responses(request: Request) -> Response:
         return await handle(request, responses=True)
 
+    from tests.fake_anthropic import messages_route
+
+    messages_route(app, fake)
     return app
 
 

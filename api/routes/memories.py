@@ -29,6 +29,9 @@ router = APIRouter(prefix="/v1/memories", tags=["memories"])
 log = logging.getLogger(__name__)
 
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)]
+# The request's shape where its keys cannot tell: `messages` for an Anthropic request with nothing only Anthropic has.
+# Left out of the document: a schema-valid body of one shape sent under another's name is refused, as it must be.
+ShapeHeader = Annotated[str | None, Header(alias="X-Lethe-Shape", max_length=40, include_in_schema=False)]
 
 
 async def _json_body(request: Request) -> Any:
@@ -40,15 +43,16 @@ async def _json_body(request: Request) -> Any:
 # `response_model` documents their shape.
 @router.post("/{memory_id}/decorate", response_model=DecorateResponse, response_class=JSONBytes,
              responses=errors(*TENANT, *BODY, 409),
-             openapi_extra=json_body("ChatCompletionsRequest", "ResponsesRequest"))
+             openapi_extra=json_body("ChatCompletionsRequest", "ResponsesRequest", "MessagesRequestBody"))
 async def decorate(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
+    shape: ShapeHeader = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     async with request.app.state.limits.decorating(tenant_id):
         answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
-                                                 clock=clock, idempotency_key=idempotency_key)
+                                                 clock=clock, idempotency_key=idempotency_key, shape=shape)
     relay.wake()
     return JSONBytes(answer)
 

@@ -1,4 +1,5 @@
-"""The OpenAI-compatible proxy: point an OpenAI client's `base_url` at Lethe and keep the rest of the agent.
+"""The proxy: point an OpenAI client's `base_url` (or an Anthropic client's, for `/v1/messages`) at Lethe and
+keep the rest of the agent.
 
 The memory comes from the `X-Lethe-Memory` header, or from the path for clients that cannot set headers
 (`base_url=.../v1/m/{memory_id}`); the tenant from the API key, as everywhere.
@@ -15,7 +16,7 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response, StreamingResponse
 
-from api.deps import ClockDep, HotPathDep, MemoryIdDep, OptionsDep, RelayDep, TenantDep
+from api.deps import AnthropicTenantDep, ClockDep, HotPathDep, MemoryIdDep, OptionsDep, RelayDep, TenantDep
 from api.encoding import JSONBytes
 from api.openapi import BODY, PROXIED, TENANT, UPSTREAM_ERRORS, errors, json_body
 from api.schemas import MEMORY_ID_PATTERN
@@ -24,12 +25,13 @@ from service.clock import Clock
 from service.context import HotPath
 from service.options import GatewayOptions
 from service.proxy.turns import ProxyCall
-from service.proxy.upstreams import ProxyContext
+from service.proxy.upstreams import ANTHROPIC_BASE_URL, DEFAULT_BASE_URL, ProxyContext
 from service.relay import OutboxRelay
 
 router = APIRouter(tags=["proxy"])
 _RESPONSES = {200: PROXIED, **errors(*TENANT, *BODY, 409), **UPSTREAM_ERRORS}
 _CHAT, _RESPONSES_BODY = json_body("ChatCompletionsRequest"), json_body("ResponsesRequest")
+_MESSAGES = json_body("MessagesRequestBody")
 
 # With the patterns the routes check, and typed `str` (the upstream URL absent is None): the document then offers
 # neither a `null` a client could send as the text "null" nor a value the route refuses. The memory header is
@@ -38,7 +40,7 @@ MemoryHeader = Annotated[str, Header(alias="X-Lethe-Memory", json_schema_extra={
 UpstreamURL = Annotated[str, Header(alias="X-Lethe-Upstream-Base-URL", json_schema_extra={"pattern": r"^https?://"})]
 UpstreamKey = Annotated[str | None, Header(alias="X-Lethe-Upstream-Key")]
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200)]
-_FIELD = {"chat_completions": "messages", "responses": "input"}
+_FIELD = {"chat_completions": "messages", "responses": "input", "messages": "messages"}
 
 
 async def _body(request: Request, limit: int, shape: str) -> dict[str, Any]:
@@ -84,15 +86,30 @@ async def _caller(
 CallerDep = Annotated[_Caller, Depends(_caller)]
 
 
+async def _anthropic_caller(
+    tenant_id: AnthropicTenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep, options: OptionsDep,
+    upstream_url: UpstreamURL = None,  # type: ignore[assignment]
+    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
+) -> _Caller:
+    return _Caller(tenant_id, hot_path, relay, clock, options, upstream_url, upstream_key, idempotency_key)
+
+
+AnthropicCallerDep = Annotated[_Caller, Depends(_anthropic_caller)]
+
+
 async def _proxy(shape: str, request: Request, memory_id: str, caller: _Caller) -> Response:
     if not MEMORY_ID_PATTERN.match(memory_id):
         raise InvalidInput("memory ids are 1-128 of A-Z a-z 0-9 . _ : -", field="X-Lethe-Memory")
     body = await _body(request, caller.options.limits.max_body_bytes, shape)
     proxy: ProxyContext = request.app.state.services.proxy
-    target = await proxy.target(caller.tenant_id, base_url=caller.upstream_url, api_key=caller.upstream_key)
+    anthropic = shape == "messages"
+    target = await proxy.target(caller.tenant_id, base_url=caller.upstream_url, api_key=caller.upstream_key,
+                                default_base_url=ANTHROPIC_BASE_URL if anthropic else DEFAULT_BASE_URL)
     call = ProxyCall(hot_path=caller.hot_path, relay=caller.relay, upstream=await proxy.pool.get(target),
                      tenant_id=caller.tenant_id, memory_id=memory_id, clock=caller.clock, shape=shape, body=body,
-                     idempotency_key=caller.idempotency_key)
+                     idempotency_key=caller.idempotency_key,
+                     anthropic_version=request.headers.get("anthropic-version") if anthropic else None,
+                     anthropic_beta=request.headers.get("anthropic-beta") if anthropic else None)
     streamed = bool(body.get("stream"))
     if (replay := await call.replay()) is not None:
         return Response(replay, media_type="text/event-stream") if streamed else JSONBytes(replay)
@@ -131,3 +148,13 @@ async def chat_completions_in_path(request: Request, memory_id: MemoryIdDep, cal
 @router.post("/v1/m/{memory_id}/responses", responses=_RESPONSES, openapi_extra=_RESPONSES_BODY)
 async def responses_in_path(request: Request, memory_id: MemoryIdDep, caller: CallerDep) -> Response:
     return await _proxy("responses", request, memory_id, caller)
+
+
+@router.post("/v1/messages", responses=_RESPONSES, openapi_extra=_MESSAGES)
+async def messages(request: Request, memory: MemoryHeader, caller: AnthropicCallerDep) -> Response:
+    return await _proxy("messages", request, memory, caller)
+
+
+@router.post("/v1/m/{memory_id}/messages", responses=_RESPONSES, openapi_extra=_MESSAGES)
+async def messages_in_path(request: Request, memory_id: MemoryIdDep, caller: AnthropicCallerDep) -> Response:
+    return await _proxy("messages", request, memory_id, caller)

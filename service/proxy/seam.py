@@ -17,10 +17,10 @@ __all__ = ["decorate", "report"]
 
 async def decorate(
     ctx: HotPath, relay: OutboxRelay, *, tenant_id: str, memory_id: str, body: dict[str, Any], clock: Clock,
-    idempotency_key: str | None,
+    idempotency_key: str | None, shape: str | None = None,
 ) -> dict[str, Any]:
     answer = await decorate_service.decorate(ctx, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock,
-                                             idempotency_key=idempotency_key)
+                                             idempotency_key=idempotency_key, shape=shape)
     relay.wake()
     return orjson.loads(answer)  # type: ignore[no-any-return]
 

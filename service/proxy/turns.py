@@ -17,10 +17,11 @@ from typing import Any
 import orjson
 
 from contracts.errors import InvalidInput, LetheError, UpstreamError
+from engine.anthropic_stream import MessagesStreamFilter
 from engine.recognition import content_hash
 from engine.replies import note_calls
 from engine.streams import ChatStreamFilter, ResponsesStreamFilter, without_note_tool
-from providers.upstream import Upstream
+from providers.upstream import Upstream, anthropic_headers
 from service.clock import Clock
 from service.context import HotPath
 from service.encoding import encode
@@ -30,7 +31,7 @@ from store.repositories import idempotency
 
 __all__ = ["MAX_CALLS", "PATHS", "ProxyCall"]
 
-PATHS = {"chat_completions": "/chat/completions", "responses": "/responses"}
+PATHS = {"chat_completions": "/chat/completions", "responses": "/responses", "messages": "/messages"}
 # The first call and up to two continuations after replies that were only the note call.
 MAX_CALLS = 3
 _DONE = b"data: [DONE]\n\n"
@@ -51,20 +52,31 @@ class ProxyCall:
     tenant_id: str
     memory_id: str
     clock: Clock
-    shape: str  # "chat_completions" or "responses"
+    shape: str  # "chat_completions", "responses" or "messages"
     body: dict[str, Any]
     idempotency_key: str | None
+    # What the agent asked of an Anthropic-compatible provider: its API version and beta features.
+    anthropic_version: str | None = None
+    anthropic_beta: str | None = None
     sent: list[bytes] = field(default_factory=list)
     # How long the first decorate took, for the answer's Server-Timing (what the proxy adds before the model).
     decorate_ms: float | None = None
     # From sending the model call to the first event worth showing, as the gateway saw it.
     upstream_ms: float | None = None
 
+    @property
+    def headers(self) -> dict[str, Any] | None:
+        """Headers the upstream call carries besides the SDK's: Anthropic's API reads its key from `x-api-key`,
+        and the agent's `anthropic-version` and `anthropic-beta` go on."""
+        if self.shape != "messages":
+            return None
+        return anthropic_headers(self.upstream.api_key, version=self.anthropic_version, beta=self.anthropic_beta)
+
     # --- idempotency of the whole call (only with an explicit key: the inner calls cover the rest) ---
 
     @property
     def _endpoint(self) -> str:
-        return "proxy_" + ("chat" if self.shape == "chat_completions" else "responses")
+        return "proxy_" + ("chat" if self.shape == "chat_completions" else self.shape)
 
     async def replay(self) -> bytes | None:
         if self.idempotency_key is None:
@@ -98,7 +110,8 @@ class ProxyCall:
         started = time.perf_counter()
         decorated = await seam.decorate(self.hot_path, self.relay, tenant_id=self.tenant_id,
                                         memory_id=self.memory_id, body=self.body, clock=self.clock,
-                                        idempotency_key=self._key("decorate", n))
+                                        idempotency_key=self._key("decorate", n),
+                                        shape="messages" if self.shape == "messages" else None)
         if self.decorate_ms is None:
             self.decorate_ms = (time.perf_counter() - started) * 1000
         return decorated
@@ -132,7 +145,7 @@ class ProxyCall:
         for n in range(MAX_CALLS):
             decorated = await self._decorate(n)
             called = time.perf_counter()
-            reply = await self.upstream.create(PATHS[self.shape], decorated["request"])
+            reply = await self.upstream.create(PATHS[self.shape], decorated["request"], headers=self.headers)
             self.upstream_ms = (time.perf_counter() - called) * 1000
             reported = await self._report(n, decorated["decorate_id"], reply)
             if not self._continues(reported, reply, n):
@@ -166,23 +179,25 @@ class ProxyCall:
             error = error if isinstance(error, dict) else {"message": exc.message, "type": exc.type}
         else:
             error = {"message": exc.message, "type": exc.type}
-        named = self.shape == "responses"
+        named = self.shape != "chat_completions"
         return sse({"type": "error", "error": error} if named else {"error": error}, named=named)
 
     async def _events(self) -> AsyncIterator[bytes]:
-        named = self.shape == "responses"
+        named = self.shape != "chat_completions"
         for n in range(MAX_CALLS):
             decorated = await self._decorate(n)
             request = dict(decorated["request"], stream=True)
-            filter_: ChatStreamFilter | ResponsesStreamFilter
-            if named:
+            filter_: ChatStreamFilter | ResponsesStreamFilter | MessagesStreamFilter
+            if self.shape == "messages":
+                filter_ = MessagesStreamFilter()
+            elif named:
                 filter_ = ResponsesStreamFilter()
             else:
                 asked = dict(request.get("stream_options") or {})
                 filter_ = ChatStreamFilter(send_usage=bool(asked.get("include_usage")))
                 request["stream_options"] = {**asked, "include_usage": True}  # the usage reaches report
             called = time.perf_counter()
-            async for event in self.upstream.stream(PATHS[self.shape], request):
+            async for event in self.upstream.stream(PATHS[self.shape], request, headers=self.headers):
                 for out in filter_.feed(event):
                     if self.upstream_ms is None:
                         self.upstream_ms = (time.perf_counter() - called) * 1000
@@ -198,7 +213,7 @@ class ProxyCall:
             if not filter_.visible and self._continues(reported, reply, n):
                 continue  # nothing was shown: the agent sees only the next call's answer
             tail = [sse(out, named=named) for out in filter_.release()]
-            if isinstance(filter_, ResponsesStreamFilter):
+            if isinstance(filter_, ResponsesStreamFilter | MessagesStreamFilter):
                 tail += [sse(out, named=named) for out in filter_.finish()]
             else:
                 tail.append(_DONE)
@@ -213,9 +228,11 @@ class ProxyCall:
         return chunk
 
     @staticmethod
-    def _check_complete(filter_: ChatStreamFilter | ResponsesStreamFilter) -> None:
+    def _check_complete(filter_: ChatStreamFilter | ResponsesStreamFilter | MessagesStreamFilter) -> None:
         """A stream that ended before the reply did (no finish reason, no terminal event) is a dropped one."""
-        if isinstance(filter_, ResponsesStreamFilter):
+        if isinstance(filter_, MessagesStreamFilter):
+            complete = filter_.complete
+        elif isinstance(filter_, ResponsesStreamFilter):
             complete = filter_.terminal is not None
         else:
             complete = bool(filter_.choices) and all(c.finish_reason for c in filter_.choices.values())

@@ -16,9 +16,11 @@ from store.repositories import upstreams
 from store.repositories.upstreams import StoredUpstream
 from store.secrets import SecretBox
 
-__all__ = ["DEFAULT_BASE_URL", "ProxyContext", "StoredUpstream"]
+__all__ = ["ANTHROPIC_BASE_URL", "DEFAULT_BASE_URL", "ProxyContext", "StoredUpstream"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Where a Messages call with a key header and no URL goes (paths are relative to it, as to the OpenAI one).
+ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"
 # Like API keys: a changed upstream reaches every replica within this time.
 _STORED_TTL_SECONDS = 5.0
 
@@ -71,7 +73,8 @@ class ProxyContext:
         self.forget(tenant_id)
         return stored
 
-    async def target(self, tenant_id: str, *, base_url: str | None, api_key: str | None) -> UpstreamTarget:
+    async def target(self, tenant_id: str, *, base_url: str | None, api_key: str | None,
+                     default_base_url: str = DEFAULT_BASE_URL) -> UpstreamTarget:
         if base_url:
             if not self.allow_url_header:
                 raise InvalidInput("this gateway takes no X-Lethe-Upstream-Base-URL (LETHE_UPSTREAM_URL_HEADER)",
@@ -83,7 +86,7 @@ class ProxyContext:
             return UpstreamTarget(base_url, api_key)
         stored = await self.stored(tenant_id)
         if api_key:
-            return UpstreamTarget(stored.base_url if stored else DEFAULT_BASE_URL, api_key)
+            return UpstreamTarget(stored.base_url if stored else default_base_url, api_key)
         if stored is None:
             raise InvalidInput(
                 "no upstream for this tenant: set one (PUT /v1/admin/tenants/{id}/upstream, or `lethe tenant "

@@ -32,7 +32,7 @@ import importlib.metadata as metadata, importlib.util, json, re
 import lethe, lethe.client
 print(json.dumps({
     "requires": sorted(re.split(r"[\\s\\[<>=!~;]", r, maxsplit=1)[0]
-                       for r in metadata.requires("lethe-gateway-client")),
+                       for r in metadata.requires("lethe-gateway-client") if "extra ==" not in r),
     "version": metadata.version("lethe-gateway-client"),
     "installed": sorted(d.metadata["Name"].lower() for d in metadata.distributions()),
     "importable": [m for m in ("api", "store", "cli", "temporalio", "sqlalchemy", "onnxruntime", "openai")
