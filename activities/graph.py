@@ -19,6 +19,17 @@ from temporalio import activity
 from activities.heartbeat import heartbeating
 from activities.tracing import job_span
 from contracts.lane_types import JobInput
+from engine.entities import (
+    Candidate,
+    Resolution,
+    describe,
+    describe_mention,
+    holds_role,
+    name_words,
+    namesakes,
+    resolve,
+    role_head,
+)
 from engine.graph import Claim, Judged, Relation, more_specific, plan_fact
 from engine.passages import cut_passages
 from providers.embedder import Embedder
@@ -95,9 +106,10 @@ class GraphActivities:
                 new = FactClaim(fact.note, subject, obj, fact.milestone)
                 verdicts = await self.judge.judge_contradiction(
                     [(FactClaim(r.note, r.subject, r.object, r.milestone), new) for r in related], scope=scope)
-                judged = [Judged(Claim(r.key, r.source, r.conflict_with), Relation(v.relation.value), v.score)
+                judged = [Judged(Claim(r.key, r.source, r.conflict_with, r.kind, r.settled_by is not None),
+                                 Relation(v.relation.value), v.score)
                           for r, v in zip(related, verdicts, strict=True)]
-                action = plan_fact(Claim(fact.key, fact.source), judged)
+                action = plan_fact(Claim(fact.key, fact.source, kind=fact.kind), judged)
                 await graph.apply_action(session, tenant_id=tenant_id, memory_pk=pk, fact=fact, action=action)
             await graph.mark_integrated(session, tenant_id=tenant_id, fact_id=fact.id, subject_id=subject_id,
                                         object_id=object_id, vector=note_v, language=self.language, at=fact.at)
@@ -107,30 +119,52 @@ class GraphActivities:
         self, session: StoreSession, tenant_id: str, pk: int, fact: graph.FactView, name: str, vector: object,
         origin: str, scope: UsageScope,
     ) -> tuple[int, str]:
-        """The entity a name denotes, made or found; returns its id and canonical name."""
+        """The entity a name denotes, made or found; returns its id and canonical name.
+
+        Among namesakes the mention's own words decide (engine.entities.resolve): a name shared by two or more
+        entities that it describes none of becomes an unresolved entity of its own, never a guess."""
         known = await graph.entity_by_alias(session, tenant_id=tenant_id, memory_pk=pk, name=name)
-        if known is not None:
+        description = describe_mention(name, fact.note)
+        head = role_head(name)
+        candidates = await graph.entity_candidates(session, tenant_id=tenant_id, memory_pk=pk, name=name,
+                                                   vector=vector, also=[known[0]] if known else [],
+                                                   role_words=[head] if head else [],
+                                                   # A name already held is only open to its namesakes.
+                                                   by_meaning=known is None)
+        pool = [Candidate(c.id, (c.name, *c.aliases), describe((c.name, *c.aliases), c.describing))
+                for c in candidates]
+        # A possible holder of the role is asked about only when the memory does say it holds it.
+        kept = [not c.by_role or holds_role(name, p.description) for c, p in zip(candidates, pool, strict=True)]
+        candidates = [c for c, keep in zip(candidates, kept, strict=True) if keep]
+        pool = [p for p, keep in zip(pool, kept, strict=True) if keep]
+        if known is not None and not _open(name, pool):
             return known[0], known[1]
-        candidates = await graph.entity_candidates(session, tenant_id=tenant_id, memory_pk=pk,
-                                                   name=name, vector=vector)
+        resolution = Resolution()
         if candidates:
-            mention = EntityMention(name=name, context=fact.note)
+            mention = EntityMention(name=name, context=fact.note, description=description)
             verdicts = await self.judge.judge_same_entity(
-                [(mention, EntityMention(c.name, c.context, c.aliases)) for c in candidates], scope=scope)
-            best = max(((v.score, -c.id, c) for c, v in zip(candidates, verdicts, strict=True) if v.same),
-                       default=None, key=lambda t: (t[0], t[1]))
-            if best is not None:
-                score, _, entity = best
-                await graph.add_alias(session, tenant_id=tenant_id, memory_pk=pk, entity_id=entity.id,
-                                      name=name, fact_key=fact.key, score=score, at=fact.at)
-                canonical = entity.name
-                # Canonical: the name the memory's facts already use, unless every name so far came from this
-                # very note call, where the most specific one wins.
-                if entity.origin == origin and (better := more_specific(entity.name, name)) != entity.name:
-                    await graph.rename_entity(session, tenant_id=tenant_id, memory_pk=pk,
-                                              entity_id=entity.id, name=better, vector=vector)
-                    canonical = better
-                return entity.id, canonical
+                [(mention, EntityMention(c.name, c.context, c.aliases, p.description))
+                 for c, p in zip(candidates, pool, strict=True)], scope=scope)
+            same = {c.id: v.score for c, v in zip(candidates, verdicts, strict=True) if v.same}
+            resolution = resolve(name, description, pool, same)
+        if resolution.unresolved:
+            entity_id = await graph.create_entity(session, tenant_id=tenant_id, memory_pk=pk, name=name,
+                                                  vector=vector, origin=origin, at=fact.at, fact_key=fact.key,
+                                                  unresolved=True)
+            return entity_id, name
+        if resolution.entity_id is not None:
+            entity = next(c for c in candidates if c.id == resolution.entity_id)
+            await graph.add_alias(session, tenant_id=tenant_id, memory_pk=pk, entity_id=entity.id,
+                                  name=name, fact_key=fact.key, score=resolution.score, at=fact.at)
+            canonical = entity.name
+            # Canonical: the name the memory's facts already use, unless every name so far came from this
+            # very note call, where the most specific one wins; a role never replaces a person's name.
+            if entity.origin == origin and (name_words(name) or not name_words(entity.name)) and \
+                    (better := more_specific(entity.name, name)) != entity.name:
+                await graph.rename_entity(session, tenant_id=tenant_id, memory_pk=pk,
+                                          entity_id=entity.id, name=better, vector=vector)
+                canonical = better
+            return entity.id, canonical
         entity_id = await graph.create_entity(session, tenant_id=tenant_id, memory_pk=pk, name=name,
                                               vector=vector, origin=origin, at=fact.at, fact_key=fact.key)
         return entity_id, name
@@ -154,3 +188,12 @@ class GraphActivities:
                                                       language=self.language)
             activity.heartbeat(added)
         return added
+
+
+def _open(name: str, pool: list[Candidate]) -> bool:
+    """A name its alias alone cannot settle: two or more entities share it, or it is a role someone holds."""
+    if len(namesakes(name, pool)) >= 2:
+        return True
+    return not name_words(name) and any(any(name_words(n) for n in c.names) and holds_role(name, c.description)
+                                        for c in pool)
+

@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError
 from activities.fact_traces import score_fact_traces
 from activities.heartbeat import heartbeating
 from activities.history import cut_uncut, score_units
+from activities.salience import judge_episode_salience
 from activities.tracing import job_span
 from contracts.errors import IllegalTransition, InvalidInput, NotFound
 from contracts.lane_types import (
@@ -71,7 +72,7 @@ class LaneActivities:
     def all(self) -> list[object]:
         """Every activity of the lane, bound, for the worker."""
         return [self.fetch_events, self.record_event, self.park_job, self.resolve_parked, self.score_boundaries,
-                self.cut_history, self.score_traces, self.prepare_sleep]
+                self.cut_history, self.score_traces, self.prepare_sleep, self.judge_salience]
 
     @activity.defn
     async def fetch_events(self, params: FetchEventsInput) -> list[EventRef]:
@@ -155,6 +156,21 @@ class LaneActivities:
                 raise InvalidInput(f"event {event.seq}: fact_keys must be a list of strings", field="fact_keys")
             return await score_fact_traces(self.db, self.judge, tenant_id=memory.tenant_id,
                                            memory_id=memory.memory_id, fact_keys=keys)
+
+    @activity.defn
+    @heartbeating
+    async def judge_salience(self, params: JobInput) -> int:
+        """Acts, intensity and salience of the episodes not judged yet; nothing with salience off (every
+        encoding then counts 1, so there is nothing to judge for)."""
+        memory, event = params.memory, params.event
+        if not self.config.salience:
+            return 0
+        with job_span("judge_salience", memory.tenant_id, event), _bad_data_is_final():
+            try:
+                return await judge_episode_salience(self.db, self.judge, tenant_id=memory.tenant_id,
+                                                    memory_id=memory.memory_id)
+            except NotFound:
+                return 0  # erased meanwhile: nothing to judge
 
     @activity.defn
     @heartbeating

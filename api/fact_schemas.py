@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from service.facts import MAX_NAME, MAX_NOTE
 
+# What kind of claim a fact is (engine.facts.KINDS).
+ClaimKind = Literal["constraint", "decision", "correction", "dead_end", "open_question", "fact"]
+
 __all__ = ["NOT_BLANK", "FactCorrect", "FactCreate", "FactForgotten", "FactHitsPublic", "FactWritten"]
 
 # Text with something besides white space: the service strips it and refuses what is left empty.
@@ -23,10 +26,11 @@ class FactCreate(BaseModel):
     subject: str = Field(min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
     object: str = Field(min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
     milestone: bool = False
+    kind: ClaimKind = "fact"
 
 
 class FactCorrect(BaseModel):
-    """The corrected fact; subject, object and milestone default to those of the fact it corrects."""
+    """The corrected fact; subject, object, milestone and kind default to those of the fact it corrects."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -34,6 +38,7 @@ class FactCorrect(BaseModel):
     subject: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
     object: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=NOT_BLANK)
     milestone: bool | None = None
+    kind: ClaimKind | None = None
 
 
 class FactWritten(BaseModel):
@@ -46,6 +51,7 @@ class FactWritten(BaseModel):
     source: str
     at: str
     corrects: str | None = None  # the fact it retired
+    kind: ClaimKind = "fact"
 
 
 class FactHit(BaseModel):
@@ -63,6 +69,11 @@ class FactHit(BaseModel):
     valid_from: str | None = None
     retired_at: str | None = None
     retired_by: str | None = None
+    # A fact's claim kind (`kind` says fact or passage), the fact that settled it when it is an open question,
+    # and how it was retired (correction, revision, update).
+    claim_kind: ClaimKind | None = None
+    settled_by: str | None = None
+    retired_as: str | None = None
     text: str | None = None
     first_turn: int | None = None
     last_turn: int | None = None

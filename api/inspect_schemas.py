@@ -50,6 +50,9 @@ class EpisodeSeriesPublic(BaseModel):
     significance: float
     # One value per entry of `times`; None before the episode existed.
     activation: list[float | None]
+    # Salience: the episode's act and the salience its encoding counts; None until the lane has judged it.
+    act: str | None = None
+    salience: float | None = None
 
 
 class MarkerPublic(BaseModel):

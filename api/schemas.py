@@ -75,6 +75,9 @@ class EpisodePublic(BaseModel):
     sealed_without_facts: bool
     activation: float
     significance: float
+    # Salience: the episode's act and the salience its encoding counts; None until the lane has judged it.
+    act: str | None = None
+    salience: float | None = None
 
 
 class GraphPublic(BaseModel):

@@ -61,7 +61,9 @@ class Diagnosis:
             elif row.get("merged_into"):
                 cause = "merged into another fact"
             elif row.get("retired_at"):
-                cause = "retired"
+                by = next((f for f in facts if f.get("id") == row.get("retired_by")
+                           or f.get("key") == row.get("retired_by")), None)
+                cause = "retired" + (f" (by {by['note']!r}, {row.get('retired_as') or 'update'})" if by else "")
             elif block is not None and int(row["id"]) in block["fact_ids"]:
                 cause = "in the block (the check missed it)"
             else:

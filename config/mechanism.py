@@ -25,4 +25,6 @@ def mechanism_config(settings: Settings) -> MechanismConfig:
         recall_question_block_tokens=settings.recall.question_block_tokens,
         recall_keep_level=_LEVELS[settings.recall.keep_level],
         recall_lead_on_level=_LEVELS[settings.recall.lead_on_level],
+        claim_kinds=settings.mechanism.claim_kinds,
+        salience=settings.mechanism.salience,
     )

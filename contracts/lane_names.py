@@ -33,7 +33,7 @@ EVENTS_SIGNAL = "events"
 RETRY_SIGNAL = "retry_parked"
 # The jobs the lane runs for an event, which such a retry can name (workflows.jobs checks it has these).
 RETRIABLE_JOBS = frozenset({"score_boundaries", "cut_history", "score_traces", "update_graph", "distill_recall",
-                            "prepare_recall"})
+                            "prepare_recall", "judge_salience"})
 
 
 def workflow_id(tenant_id: str, memory_id: str) -> str:

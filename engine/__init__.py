@@ -11,6 +11,8 @@ Map (module -> what it owns):
                  forget, fade_step (each refuses an illegal move with errors.IllegalTransition)
     facts        Fact
     traces       Trace, encoding_trace, trace_weight, activation, significance, episode/fact activations
+    salience     Act, ACT_FLOORS, salience = max(act's floor, intensity), weigh_episodes: what scales an encoding
+    tone         ToneBaseline, tone_of, intensity: the user's usual tone per memory and departures from it
     cutting      BoundaryScores, cut (unit indexes), cut_stretch (units -> episodes), cut_closed (both paths)
     budget       TurnMeasure, Budget; measure_turns, history_budget, landing, plan_budget, budget_for
     fade         FadePlan, plan_fade, should_sleep, ceiling_passed, seal_leaving_without_facts,

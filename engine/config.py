@@ -32,6 +32,9 @@ class MechanismConfig:
     episode_max_floor: int = 512
     # The smallest episode, in units.
     episode_min_units: int = 1
+    # Salience (engine/salience.py): a judged episode's encoding trace counts its salience, so a routine lookup
+    # fades sooner and a correction lasts; off, every encoding counts 1 and the lane judges no acts.
+    salience: bool = True
     # How many recent closed turns measure a typical turn and the room for the next call.
     recent_turns: int = 20
     # Room for the next call is this percentile of recent assistant steps (tool outputs plus reply).
@@ -58,6 +61,10 @@ class MechanismConfig:
     recall_lead_on_level: int = RELEVANT
     recall_walk_steps: int = 2
     recall_walk_per_step: int = 16
+    # Claim kinds weigh in what stays in front of the model (engine.claims): constraints out of view keep a room
+    # of their own in the facts block, constraints and corrections go first among equals. Off: a constraint fades
+    # like any fact (the bench's comparison).
+    claim_kinds: bool = True
 
     def for_model(self, model: str | None, tenant_ceilings: Mapping[str, int] | None = None) -> MechanismConfig:
         """This config with the ceiling of the model a request goes to: the tenant's own table first, then the

@@ -53,6 +53,8 @@ class Episode:
     facts_written: bool = False
     # Sealed because the ceiling was reached while the note ask went unanswered.
     sealed_without_facts: bool = False
+    # Its salience once the lane has judged it (engine.salience): scales its encoding trace; None until then.
+    salience: float | None = None
 
     @property
     def in_view(self) -> bool:

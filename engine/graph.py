@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from engine.claims import retirement
+
 __all__ = [
     "FILLER_WORDS",
     "Action",
@@ -62,6 +64,8 @@ class Claim:
     key: str
     source: str = "unknown"
     conflict_with: str | None = None
+    kind: str = "fact"
+    settled: bool = False  # an open question something already answered
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,11 @@ class Judged:
 class Action:
     """The plan for one new fact: merge it into a fact held, retire older ones, or hold a conflict open.
 
-    `retire` lists (old key, retired by key); `conflicts` the older user-stated facts the new one disputes;
-    `settled` the facts whose conflict ends because its other side is retired or restated.
+    `retire` lists (old key, retired by key); `retired_as` how each was retired (`engine.claims.retirement`:
+    correction, revision, update); `conflicts` the older user-stated facts the new one disputes; `settled` the
+    facts whose conflict ends because its other side is retired or restated; `answers` the open questions the
+    new fact settles; `revises` the earlier claim of the same voice it revises; `correction` that the new fact
+    is a correction (the user overruled another voice).
     """
 
     merge_into: str | None = None
@@ -86,6 +93,10 @@ class Action:
     conflicts: tuple[str, ...] = ()
     settled: tuple[str, ...] = ()
     source_upgrade: bool = False  # the fact kept now rests on the user's word too
+    retired_as: tuple[tuple[str, str], ...] = ()
+    answers: tuple[str, ...] = ()
+    revises: str | None = None
+    correction: bool = False
 
 
 def _disputes_user(old: Claim, new: Claim) -> bool:
@@ -93,8 +104,17 @@ def _disputes_user(old: Claim, new: Claim) -> bool:
     return old.source == "user" and new.source == "assistant"
 
 
+def _answers(old: Claim, new: Claim) -> bool:
+    # A fact judged to restate, move on or contradict an unanswered question is its answer, not its replacement.
+    return old.kind == "open_question" and not old.settled and new.kind != "open_question"
+
+
 def plan_fact(new: Claim, judged: Sequence[Judged]) -> Action:
     """Decide what a new fact does, given verdicts on the current facts it was compared with."""
+    answers = tuple(j.old.key for j in judged if j.relation is not Relation.UNRELATED and j.score >= 0.5
+                    and _answers(j.old, new))
+    judged = [j for j in judged if j.old.key not in answers and not (j.old.kind == "open_question" and
+                                                                     new.kind != "open_question")]
     restated = [j for j in judged if j.relation is Relation.RESTATES and j.score >= 0.5]
     # The fact that stands for the new one: itself, or the best fact it restates (ties to the oldest key order
     # the caller gave, so a replay decides the same).
@@ -103,6 +123,7 @@ def plan_fact(new: Claim, judged: Sequence[Judged]) -> Action:
     retire: list[tuple[str, str]] = []
     conflicts: list[str] = []
     settled: set[str] = set()
+    retired_as: dict[str, str] = {}
     for j in judged:
         if j.old.key == survivor or j.score < 0.5:
             continue
@@ -111,6 +132,7 @@ def plan_fact(new: Claim, judged: Sequence[Judged]) -> Action:
                 conflicts.append(j.old.key)
                 continue
             retire.append((j.old.key, survivor))
+            retired_as[j.old.key] = retirement(old_source=j.old.source, new_source=new.source, new_kind=new.kind)
             if j.old.conflict_with:
                 settled.add(j.old.conflict_with)
     if keep is not None and keep.conflict_with and new.source == "user":
@@ -118,12 +140,18 @@ def plan_fact(new: Claim, judged: Sequence[Judged]) -> Action:
         other = keep.conflict_with
         if other not in {key for key, _ in retire}:
             retire.append((other, survivor))
+            retired_as[other] = "correction"
         settled.add(survivor)
     retired = {key for key, _ in retire}
+    revisions = [key for key, _ in retire if retired_as.get(key) == "revision"]
     return Action(
         merge_into=keep.key if keep else None,
         retire=tuple(retire),
         conflicts=tuple(conflicts) if keep is None else (),
         settled=tuple(sorted(settled - retired)),
         source_upgrade=keep is not None and new.source == "user" and keep.source != "user",
+        retired_as=tuple((key, retired_as.get(key, "update")) for key, _ in retire),
+        answers=answers if keep is None else (),
+        revises=revisions[0] if revisions and keep is None else None,
+        correction=keep is None and "correction" in retired_as.values(),
     )

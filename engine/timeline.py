@@ -29,16 +29,17 @@ def sample_times(start: datetime, end: datetime, points: int) -> list[datetime]:
 
 
 def activation_series(
-    episodes: Sequence[Episode], traces: Iterable[Trace], times: Sequence[datetime]
+    episodes: Sequence[Episode], traces: Iterable[Trace], times: Sequence[datetime], *, salience: bool = True
 ) -> dict[str, list[float | None]]:
-    """Each episode's activation at each of `times`, as decorate would have computed it then."""
+    """Each episode's activation at each of `times`, as decorate would have computed it then (a judged
+    episode's salience counted from its start: it scales the encoding, stamped with the episode's time)."""
     ordered = sorted(traces, key=lambda t: t.at)
     stamps = [t.at for t in ordered]
     series: dict[str, list[float | None]] = {e.id: [] for e in episodes}
     for moment in times:
         existing = [e for e in episodes if e.at <= moment]
         known = ordered[:bisect_right(stamps, moment)]
-        values = episode_activations(existing, known, moment) if existing else {}
+        values = episode_activations(existing, known, moment, salience=salience) if existing else {}
         for episode in episodes:
             series[episode.id].append(values.get(episode.id))
     return series

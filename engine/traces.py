@@ -2,16 +2,20 @@
 
 activation = sum over counted traces of score / sqrt(max(1, minutes since the trace))
 significance = sum over counted traces of score, never faded
+
+An episode's encoding trace is stored with score 1; once the lane has judged the episode's salience, it counts
+that much instead (`salient_traces`, engine/salience.py), unless salience is off.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from engine.episodes import Episode
+from engine.salience import encoding_factor
 
 __all__ = [
     "Trace",
@@ -19,6 +23,7 @@ __all__ = [
     "encoding_trace",
     "episode_activations",
     "fact_activations",
+    "salient_traces",
     "significance",
     "trace_weight",
 ]
@@ -60,21 +65,29 @@ def significance(traces: Iterable[Trace]) -> float:
     return sum(t.score for t in traces if t.counted)
 
 
+def salient_traces(episode: Episode, own: Iterable[Trace], *, salience: bool = True) -> list[Trace]:
+    """An episode's own traces as activation and significance count them: its encoding trace implied when
+    missing, and scaled by its salience once judged (with `salience` on)."""
+    traces = list(own)
+    if not any(t.encoding for t in traces):
+        traces = [encoding_trace(episode), *traces]
+    factor = encoding_factor(episode.salience, enabled=salience)
+    if factor == 1.0:
+        return traces
+    return [replace(t, score=t.score * factor) if t.encoding else t for t in traces]
+
+
 def episode_activations(
-    episodes: Sequence[Episode], traces: Iterable[Trace], now: datetime
+    episodes: Sequence[Episode], traces: Iterable[Trace], now: datetime, *, salience: bool = True
 ) -> dict[str, float]:
-    """Activation of each episode; an episode whose encoding trace is missing gets it implied."""
+    """Activation of each episode; an episode whose encoding trace is missing gets it implied, and a judged
+    one's encoding counts its salience (`salience=False`: every encoding counts 1)."""
     by_episode: dict[str, list[Trace]] = {e.id: [] for e in episodes}
     for trace in traces:
         if trace.episode_id in by_episode:
             by_episode[trace.episode_id].append(trace)
-    result: dict[str, float] = {}
-    for episode in episodes:
-        own = by_episode[episode.id]
-        if not any(t.encoding for t in own):
-            own = [encoding_trace(episode), *own]
-        result[episode.id] = activation(own, now)
-    return result
+    return {episode.id: activation(salient_traces(episode, by_episode[episode.id], salience=salience), now)
+            for episode in episodes}
 
 
 def fact_activations(fact_ids: Iterable[str], traces: Iterable[Trace], now: datetime) -> Mapping[str, float]:

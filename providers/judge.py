@@ -6,6 +6,7 @@
     judge_distill        was a recalled fact relevant, and was it already said (distill)
     judge_same_entity    are two names one entity (the knowledge graph)
     judge_contradiction  does a new fact restate, update (a milestone moves on) or contradict an old one
+    judge_acts           what kind of moment each episode was: its act (salience)
 
 Every score is a confidence in [0, 1]; a yes is a score of at least one half.
 """
@@ -18,11 +19,14 @@ from enum import IntEnum
 from typing import Protocol
 
 from engine.cutting import BoundaryScores
+from engine.entities import Description
 from engine.graph import Relation
+from engine.salience import Act
 from providers.usage import UsageScope
 
 __all__ = [
     "AboutVerdict",
+    "ActVerdict",
     "ContradictionVerdict",
     "DistillVerdict",
     "EntityMention",
@@ -50,6 +54,14 @@ class AboutVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class ActVerdict:
+    """An episode's act (engine.salience.Act) and the judge's confidence in it."""
+
+    act: Act
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class RelevanceVerdict:
     level: Relevance
     score: float
@@ -70,11 +82,13 @@ class DistillVerdict:
 
 @dataclass(frozen=True, slots=True)
 class EntityMention:
-    """A name as the memory holds it, with the facts it appears in as context and the entity's other names."""
+    """A name as the memory holds it, with the facts it appears in as context, the entity's other names, and
+    what the memory knows of it (roles, ties) to tell namesakes apart."""
 
     name: str
     context: str = ""
     aliases: tuple[str, ...] = ()
+    description: Description = Description()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,4 +149,8 @@ class Judge(Protocol):
         self, pairs: Sequence[tuple[str | FactClaim, str | FactClaim]], *, scope: UsageScope | None = None
     ) -> list[ContradictionVerdict]:
         """Each pair is (old fact, new fact), as sentences or as claims with their entities."""
+        ...
+
+    async def judge_acts(self, episodes: Sequence[str], *, scope: UsageScope | None = None) -> list[ActVerdict]:
+        """Each episode as `role: text` lines (engine.texts.messages_text): who said what decides the act."""
         ...

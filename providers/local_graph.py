@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from engine.entities import clashes, describes, holds_role, name_words
 from engine.graph import FILLER_WORDS, Relation, fold
 from providers.judge import ContradictionVerdict, EntityMention, FactClaim, SameEntityVerdict
 from providers.wording import _name_tokens, antonym_clash, containment, jaccard, name_relation, words
@@ -79,6 +80,9 @@ def same_entity_of(left: EntityMention, right: EntityMention, similarity: float,
     clash = any(_values(a) and _values(b) and _values(a) != _values(b) for a in names_left for b in names_right)
     if "conflict" in relations or clash:
         return SameEntityVerdict(same=False, score=0.05)
+    described = _by_description(left, right)
+    if described is not None:
+        return described
     if "same" in relations:
         return SameEntityVerdict(same=True, score=0.99)
     if "alias" in relations:
@@ -92,6 +96,23 @@ def same_entity_of(left: EntityMention, right: EntityMention, similarity: float,
     bar = threshold - scale if shared else max(threshold + 2 * scale, 0.85)
     score = _confidence((similarity - bar) / max(scale, 1e-3) * 2)
     return SameEntityVerdict(same=score >= 0.5, score=score)
+
+
+def _by_description(left: EntityMention, right: EntityMention) -> SameEntityVerdict | None:
+    """What the memory knows of a person settles namesakes: a role alone ("the CTO") is its holder; a name
+    described otherwise than the entity it shares a name with ("Alex from the climbing gym", "Alex" the CTO) is
+    another one; a description that fits is the same one. None when descriptions do not decide."""
+    if not any(name_words(n) for n in (right.name, *right.aliases)):
+        return None
+    if not name_words(left.name):
+        return SameEntityVerdict(same=True, score=0.9) if holds_role(left.name, right.description) else None
+    if not any(name_words(left.name) <= name_words(n) for n in (right.name, *right.aliases)):
+        return None  # not namesakes: the names decide
+    if clashes(left.description, right.description):
+        return SameEntityVerdict(same=False, score=0.1)
+    if left.description and describes(left.description, right.description):
+        return SameEntityVerdict(same=True, score=0.9)
+    return None
 
 
 def _values(text: str) -> frozenset[str]:

@@ -21,6 +21,7 @@ from engine.recall.parts import split_parts
 from providers.embedder import Embedder, pooled
 from providers.judge import (
     AboutVerdict,
+    ActVerdict,
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
@@ -29,6 +30,7 @@ from providers.judge import (
     RelevanceVerdict,
     SameEntityVerdict,
 )
+from providers.local_acts import acts_of
 from providers.local_graph import claim, relation_of, same_entity_of
 from providers.usage import UsageScope
 from providers.wording import containment, sentence_parts, words
@@ -263,6 +265,10 @@ class LocalJudge:
         restate, _ = relative_threshold(similarity, k=5.0, prior_loc=0.2, prior_scale=0.12)
         return [relation_of(old, new, float(sim), topic, restate)
                 for (old, new), sim in zip(claims, similarity, strict=True)]
+
+    async def judge_acts(self, episodes: Sequence[str], *, scope: UsageScope | None = None) -> list[ActVerdict]:
+        # Rules over who said which words (providers/local_acts.py): no embedding tells a correction from a lookup.
+        return acts_of(episodes)
 
 
 def _centroid(rows: Matrix) -> Matrix:

@@ -18,8 +18,10 @@ import openai
 from contracts.errors import ProviderError
 from engine.cutting import BoundaryScores
 from engine.graph import Relation
+from engine.salience import Act
 from providers.judge import (
     AboutVerdict,
+    ActVerdict,
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
@@ -202,6 +204,19 @@ class OpenAIJudge:
             render,
             parse,
             lambda chunk: self._fallback.judge_contradiction(chunk, scope=scope),
+            scope,
+        )
+
+    async def judge_acts(self, episodes: Sequence[str], *, scope: UsageScope | None = None) -> list[ActVerdict]:
+        def parse(item: dict[str, Any]) -> ActVerdict:
+            return ActVerdict(act=Act(item["act"]), score=_unit(item["score"]))
+
+        return await self._chunked(
+            TASKS["acts"],
+            episodes,
+            lambda chunk: numbered("Episode", chunk, limit=self._limit),
+            parse,
+            lambda chunk: self._fallback.judge_acts(chunk, scope=scope),
             scope,
         )
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.salience import Act
 from providers.judge import EntityMention, FactClaim
 
 __all__ = ["TASKS", "Task", "claim_text", "clip", "mention", "numbered"]
@@ -106,7 +107,11 @@ TASKS = {
             "appears in and any other names it already has. Give `same`: true when both refer to one person, "
             "thing or project (a nickname, a shorter form, a title, an acronym), false when they are two; and "
             "`score`, your confidence from 0 to 1 that they are one. A different surname, version, number or "
-            "date means two, and so does a clash with any of the other names."
+            "date means two, and so does a clash with any of the other names. What the memory knows of each "
+            "(`known as`: roles that name it; `tied to`: what it belongs to or comes from) tells namesakes "
+            "apart: a role alone ('the CTO') is the one known as that role; a shared first name described "
+            "differently on each side ('Alex from the climbing gym', 'Alex' known as CTO) is two people; a bare "
+            "shared name that neither description fits may be either, so say false rather than guess."
         ),
         fields={"same": {"type": "boolean"}, "score": _SCORE},
         tokens_per_item=18,
@@ -130,6 +135,20 @@ TASKS = {
         },
         tokens_per_item=18,
     ),
+    "acts": Task(
+        name="judge_acts",
+        instructions=(
+            "Each episode below is a stretch of one conversation, as lines `role: text`. Give `act`, the kind of "
+            "moment it was, judged by who did what: `correction` when the user sets straight something the "
+            "assistant held or said (a changed date, a wrong name, 'no, it is ...'); `decision` when something is "
+            "agreed, chosen, approved or rejected; `self_correction` when the assistant takes back or fixes what "
+            "it said itself; `task` for ordinary work asked for and done; `lookup` for a routine question answered "
+            "or a value looked up; `small_talk` for greetings, thanks and chat with nothing to keep. When several "
+            "fit, take the first in that order. Give `score`, your confidence from 0 to 1."
+        ),
+        fields={"act": {"type": "string", "enum": [act.value for act in Act]}, "score": _SCORE},
+        tokens_per_item=16,
+    ),
 }
 
 
@@ -149,6 +168,10 @@ def mention(entity: EntityMention, *, limit: int) -> str:
     named = repr(entity.name)
     if entity.aliases:
         named += " (also called " + ", ".join(repr(a) for a in entity.aliases) + ")"
+    known = [*(f"known as {r!r}" for r in entity.description.roles),
+             *(f"tied to {t!r}" for t in entity.description.ties)]
+    if known:
+        named += " [" + "; ".join(known) + "]"
     return f"{named} ({clip(entity.context, limit)})" if entity.context else named
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from contracts.errors import Conflict, InvalidInput, NotFound
-from engine.facts import Fact
+from engine.facts import KINDS, Fact
 from engine.recall.parts import split_parts
 from engine.recognition import content_hash
 from recall.config import RecallConfig
@@ -48,7 +48,8 @@ def _shown(fact: FactRecord) -> dict[str, Any]:
     return {"id": fact.key, "note": fact.note, "subject": fact.subject, "object": fact.object,
             "milestone": fact.milestone, "source": fact.source, "at": fact.at.isoformat(),
             "valid_from": fact.valid_from.isoformat(), "retired_at": _iso(fact.retired_at),
-            "retired_by": fact.retired_by}
+            "retired_by": fact.retired_by, "claim_kind": fact.kind, "settled_by": fact.settled_by,
+            "retired_as": fact.retired_as}
 
 
 def _text(body: dict[str, Any], name: str, *, limit: int, required: bool) -> str | None:
@@ -83,6 +84,10 @@ def _entry(body: Any, *, allowed: tuple[str, ...], required: tuple[str, ...]) ->
     if milestone is not None and not isinstance(milestone, bool):
         raise InvalidInput("milestone: must be true or false", field="milestone")
     entry["milestone"] = milestone
+    kind = body.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise InvalidInput(f"kind: one of {', '.join(KINDS)}", field="kind")
+    entry["kind"] = kind
     return entry
 
 
@@ -128,7 +133,7 @@ async def _searched(db: Database, recaller: Recaller, tenant_id: str, memory_id:
 async def add(ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock,
               idempotency_key: str | None) -> bytes:
     """Write the fact as a note's are and answer its id (`FactWritten`); the lane integrates it."""
-    entry = _entry(body, allowed=("note", "subject", "object", "milestone"), required=("subject", "object"))
+    entry = _entry(body, allowed=("note", "subject", "object", "milestone", "kind"), required=("subject", "object"))
     async with ctx.db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
         if idempotency_key is not None:
@@ -139,10 +144,10 @@ async def add(ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock:
                 return replay.body
         now = clock.advance(memory.latest_at)
         # Not from any episode: recalled when it bears on a message, not listed in the facts block (which holds
-        # what leaving episodes left behind).
+        # what leaving episodes left behind), unless it is a constraint, which stays there (engine.claims).
         fact = Fact(id=_new_key(), note=entry["note"], subject=entry["subject"], object=entry["object"],
                     milestone=bool(entry["milestone"]), episode_ids=(), at=now, first_turn=memory.last_turn,
-                    last_turn=memory.last_turn, source=SOURCE)
+                    last_turn=memory.last_turn, source=SOURCE, kind=entry["kind"] or "fact")
         answer = _written(session, tenant_id, memory, fact)
         if idempotency_key is not None:
             idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="fact_add",
@@ -155,7 +160,7 @@ async def correct(ctx: HotPath, *, tenant_id: str, memory_id: str, fact_id: str,
                   idempotency_key: str | None) -> bytes:
     """A new fact in place of this one (its episodes and turns, so it stands where the old one stood, in the
     facts block too), the old one retired by it at once."""
-    entry = _entry(body, allowed=("note", "subject", "object", "milestone"), required=())
+    entry = _entry(body, allowed=("note", "subject", "object", "milestone", "kind"), required=())
     body_hash = content_hash({"fact": fact_id, "body": body})  # one key, one fact
     async with ctx.db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
@@ -174,7 +179,7 @@ async def correct(ctx: HotPath, *, tenant_id: str, memory_id: str, fact_id: str,
                     object=entry["object"] or old.object,
                     milestone=old.milestone if entry["milestone"] is None else entry["milestone"],
                     episode_ids=old.episode_keys, at=now, first_turn=old.first_turn, last_turn=old.last_turn,
-                    source=SOURCE)
+                    source=SOURCE, kind=entry["kind"] or old.kind)
         answer = _written(session, tenant_id, memory, fact, corrects=old.key)
         await fact_edits.retire_fact(session, tenant_id=tenant_id, memory_pk=memory.id, key=old.key, by=fact.id,
                                      at=now)
@@ -236,5 +241,5 @@ def _written(session: Any, tenant_id: str, memory: MemoryRecord, fact: Fact, cor
     outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="facts_written",
                      payload={"fact_keys": [fact.id]})
     return encode({"memory_id": memory.memory_id, "id": fact.id, "note": fact.note, "subject": fact.subject,
-                   "object": fact.object, "milestone": fact.milestone, "source": fact.source,
+                   "object": fact.object, "milestone": fact.milestone, "source": fact.source, "kind": fact.kind,
                    "at": fact.at.isoformat(), "corrects": corrects})

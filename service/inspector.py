@@ -13,10 +13,10 @@ from urllib.parse import quote
 from contracts.errors import InvalidInput
 from contracts.lane_names import workflow_id
 from engine.timeline import activation_series, sample_times, span
-from engine.traces import Trace, significance
+from engine.traces import Trace, salient_traces, significance
 from service.memory_state import iso
 from store.db import Database
-from store.repositories import episode_store, inspection, memories
+from store.repositories import episode_store, inspection, memories, salience_store
 
 __all__ = ["CURSOR_PATTERN", "activation", "decode_cursor", "encode_cursor", "facts", "list_memories", "workflow_link"]
 
@@ -78,9 +78,10 @@ async def activation(
     last_turn: int | None,
     limit: int,
     newest: bool = False,
+    salience: bool = True,
 ) -> dict[str, Any]:
     """Activation of the episodes overlapping [first_turn, last_turn] at `points` moments, their significance,
-    and the fades and sleeps, so a plot can show why each episode left when it did."""
+    act and salience, and the fades and sleeps, so a plot can show why each episode left when it did."""
     async with db.session() as session:
         memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         episodes = await episode_store.load_episodes(session, tenant_id=tenant_id, memory_pk=memory.id)
@@ -90,6 +91,8 @@ async def activation(
         traces = await inspection.episode_traces(session, tenant_id=tenant_id, memory_pk=memory.id,
                                                  episode_keys=[e.id for e in shown])
         marks = await inspection.markers(session, tenant_id=tenant_id, memory_pk=memory.id)
+        acts = await salience_store.acts(session, tenant_id=tenant_id, memory_pk=memory.id,
+                                         episode_keys=[e.id for e in shown])
     # The memory's own time never goes backwards: a memory grown with X-Lethe-Now is plotted up to its time.
     now = max(now, memory.latest_at or now)
     natural_start, natural_end = span(shown, now)
@@ -105,7 +108,7 @@ async def activation(
     own: dict[str, list[Trace]] = defaultdict(list)
     for trace in traces:
         own[trace.episode_id or ""].append(trace)
-    series = activation_series(shown, traces, times)
+    series = activation_series(shown, traces, times, salience=salience)
     return {
         "memory_id": memory.memory_id,
         "now": now.isoformat(),
@@ -116,8 +119,9 @@ async def activation(
         "truncated": len(chosen) > len(shown),
         "episodes": [
             {"id": e.id, "state": e.state.value, "first_turn": e.first_turn, "last_turn": e.last_turn,
-             "at": e.at.isoformat(), "significance": _round(significance(own[e.id])),
-             "activation": [_round(v) for v in series[e.id]]}
+             "at": e.at.isoformat(), "significance": _round(significance(salient_traces(e, own[e.id],
+                                                                                        salience=salience))),
+             "activation": [_round(v) for v in series[e.id]], "act": acts.get(e.id), "salience": e.salience}
             for e in shown
         ],
         "markers": [

@@ -110,7 +110,7 @@ class MemoryContents:
     forgotten_lasts: tuple[int, ...]
     forgotten_spans: tuple[tuple[int, int], ...]
     # Facts in force, oldest first, and of those the ones the facts block can show (written against a leaving or
-    # sealed episode): a long memory's other facts belong to forgotten episodes.
+    # sealed episode, or a constraint): a long memory's other facts belong to forgotten episodes.
     in_force: Mapping[str, Fact]
     facts: list[Fact]
     episode_traces: Mapping[str, tuple[Trace, ...]]
@@ -138,7 +138,9 @@ class MemoryContents:
         return MemoryContents(
             version=version, remembered=remembered, forgotten=tuple(forgotten), forgotten_lasts=tuple(lasts),
             forgotten_spans=tuple(spans), in_force=in_force,
-            facts=[fact for fact in in_force.values() if showing.intersection(fact.episode_ids)],
+            # A constraint stays in front of the model after its episodes are forgotten (engine.claims).
+            facts=[fact for fact in in_force.values()
+                   if fact.kind == "constraint" or fact.corrects_episodes or showing.intersection(fact.episode_ids)],
             episode_traces=episode_traces, fact_traces=fact_traces,
         )
 

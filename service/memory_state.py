@@ -11,7 +11,8 @@ from typing import Any
 from engine.blocks.facts_block import render_facts_block
 from engine.episodes import EpisodeState
 from engine.planning import facts_in_block
-from engine.traces import episode_activations, fact_activations, significance
+from engine.planning.view import in_view_ids
+from engine.traces import episode_activations, fact_activations, salient_traces, significance
 from service.relay import TemporalClient, end_workflow
 from store.db import Database
 from store.repositories import episode_store, export, fact_store, graph, memories, recall_blocks, trace_store
@@ -26,7 +27,8 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: datetime) -> dict[str, Any]:
+async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: datetime,
+                       weigh_kinds: bool = True, salience: bool = True) -> dict[str, Any]:
     async with db.session() as session:
         memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id=memory_id)
         rows = await episode_store.load_episode_rows(session, tenant_id=tenant_id, memory_pk=memory.id)
@@ -36,14 +38,15 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
         count = await memories.count_messages(session, tenant_id=tenant_id, memory_pk=memory.id)
         counts = await graph.graph_counts(session, tenant_id=tenant_id, memory_pk=memory.id)
         blocks = await recall_blocks.recall_blocks(session, tenant_id=tenant_id, memory_pk=memory.id)
-    activations = episode_activations(episodes, traces, now)
+    activations = episode_activations(episodes, traces, now, salience=salience)
     by_episode: dict[str, list[Any]] = {}
     for trace in traces:  # grouped once: a scan per episode is quadratic at thousands of episodes
         if trace.episode_id is not None:
             by_episode.setdefault(trace.episode_id, []).append(trace)
+    by_key = {e.id: e for e in episodes}
     sealed = frozenset(e.id for e in episodes if e.state is EpisodeState.SEALED)
-    facts_block = render_facts_block(facts_in_block(facts, sealed),
-                                     fact_activations([f.id for f in facts], traces, now))
+    facts_block = render_facts_block(facts_in_block(facts, sealed, in_view_ids(episodes), weigh_kinds=weigh_kinds),
+                                     fact_activations([f.id for f in facts], traces, now), weigh_kinds=weigh_kinds)
     awaiting = [r for r in rows if r.state == EpisodeState.LEAVING.value and not r.facts_written]
     asked = [r.asked_at for r in awaiting if r.asked_at]
     return {
@@ -69,7 +72,10 @@ async def memory_state(db: Database, *, tenant_id: str, memory_id: str, now: dat
                 "first_seq": row.first_seq, "last_seq": row.last_seq, "tokens": row.tokens,
                 "facts_written": row.facts_written, "sealed_without_facts": row.sealed_without_facts,
                 "activation": round(activations[row.episode_key], 6),
-                "significance": round(significance(by_episode.get(row.episode_key, ())), 6),
+                "significance": round(significance(salient_traces(
+                    by_key[row.episode_key], by_episode.get(row.episode_key, ()), salience=salience)), 6),
+                # Salience: what kind of moment it was and how strongly it was encoded (None until judged).
+                "act": row.act, "salience": row.salience,
             }
             for row in rows
         ],

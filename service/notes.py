@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from engine.blocks.note_ask import NoteEntry, NoteReading
+from engine.claims import settled_question
 from engine.echoes import conversation_text, echoed
 from engine.facts import Fact
 from engine.recognition import content_hash
@@ -87,12 +88,30 @@ async def take_note(
     facts = [
         Fact(id=f"{decorate_id}:{index}", note=entry.note, subject=entry.subject, object=entry.object,
              milestone=entry.milestone, episode_ids=tuple(keys), at=now, first_turn=min(turns), last_turn=max(turns),
-             source=entry.source)
+             source=entry.source, kind=entry.kind)
         for index, entry in entries
     ]
     fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory_pk, note_call_id=first_call, facts=facts)
+    written = [(entry, fact) for (_, entry), fact in zip(entries, facts, strict=True)]
+    await _settle(session, tenant_id, memory_pk, written, now)
     await note_store.acknowledge(session, tenant_id=tenant_id, episodes=awaiting, at=now)
     return NoteTaken(new, reading, tuple(fact.id for fact in facts))
+
+
+async def _settle(session: Any, tenant_id: str, memory_pk: int, written: Sequence[tuple[NoteEntry, Fact]],
+                  now: datetime) -> None:
+    """Open questions the new facts say they settle (`settles`), this note's own questions among them."""
+    if not any(entry.settles for entry, _ in written):
+        return
+    await session.flush()  # this note's questions are open questions too
+    questions = await fact_store.open_questions(session, tenant_id=tenant_id, memory_pk=memory_pk)
+    for entry, fact in written:
+        if entry.settles and fact.kind != "open_question":
+            question = settled_question(entry.settles, [q for q in questions if q.id != fact.id])
+            if question is not None:
+                await fact_store.settle_question(session, tenant_id=tenant_id, memory_pk=memory_pk,
+                                                 question=question, by=fact.id, at=now)
+                questions = [q for q in questions if q.id != question]
 
 
 def record_facts_written(session: Any, *, tenant_id: str, memory: MemoryRecord, decorate_id: str,

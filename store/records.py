@@ -131,3 +131,7 @@ class EpisodeRecord:
     sealed_without_facts: bool
     asked_at: datetime | None
     asks: int
+    # Salience (engine/salience.py): None until the lane has judged the episode.
+    act: str | None = None
+    intensity: float | None = None
+    salience: float | None = None

@@ -18,12 +18,14 @@ __all__ = [
     "EVENT_JOBS",
     "GRAPH_PATCH",
     "JOBS_BY_KIND",
+    "JUDGE_SALIENCE",
     "Job",
     "LANE_RETRY",
     "PREPARE_RECALL",
     "PREPARE_SLEEP",
     "RECALL_AHEAD_PATCH",
     "RECALL_PATCH",
+    "SALIENCE_PATCH",
     "SCORE_BOUNDARIES",
     "SCORE_TRACES",
     "UPDATE_GRAPH",
@@ -106,10 +108,20 @@ RECALL_PATCH = "recall"
 RECALL_AHEAD_PATCH = "recall-ahead"
 
 
+# Salience (workflow patch `SALIENCE_PATCH`): the acts of episodes cut since, last: a decorate's fade may have cut
+# some, and a report's cut_history does. Judged once each, so running it after both costs one query when none is new.
+JUDGE_SALIENCE = Job("judge_salience", timedelta(minutes=10), JUDGE_RETRY, heartbeat=timedelta(seconds=10))
+SALIENCE_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
+    "decorate": (JUDGE_SALIENCE,),
+    "report": (JUDGE_SALIENCE,),
+}
+SALIENCE_PATCH = "salience"
+
+
 # Every job the lane runs for an event, by its activity's name: what a retry of a parked job may name
 # (contracts.lane_names.RETRIABLE_JOBS, which the gateway checks against, holds the same names).
 EVENT_JOBS: Mapping[str, Job] = {
-    job.activity: job for table in (JOBS_BY_KIND, GRAPH_JOBS_BY_KIND, RECALL_JOBS_BY_KIND)
+    job.activity: job for table in (JOBS_BY_KIND, GRAPH_JOBS_BY_KIND, RECALL_JOBS_BY_KIND, SALIENCE_JOBS_BY_KIND)
     for jobs in table.values() for job in jobs
 }
 
@@ -119,10 +131,13 @@ def job_named(name: str) -> Job | None:
     return EVENT_JOBS.get(name)
 
 
-def jobs_for(kind: str, *, graph: bool = True, recall: bool = True, ahead: bool = False) -> tuple[Job, ...]:
-    """The jobs of an event kind; `graph=False` / `recall=False` for histories recorded before those jobs,
-    `ahead=True` when the walk is prepared beside the lane (then no event runs it)."""
+def jobs_for(kind: str, *, graph: bool = True, recall: bool = True, ahead: bool = False,
+             salience: bool = True) -> tuple[Job, ...]:
+    """The jobs of an event kind; `graph=False` / `recall=False` / `salience=False` for histories recorded before
+    those jobs, `ahead=True` when the walk is prepared beside the lane (then no event runs it)."""
     jobs = (GRAPH_JOBS_BY_KIND if graph else JOBS_BY_KIND).get(kind, ())
-    if not recall:
-        return jobs
-    return jobs + tuple(j for j in RECALL_JOBS_BY_KIND.get(kind, ()) if not (ahead and j is PREPARE_RECALL))
+    if recall:
+        jobs += tuple(j for j in RECALL_JOBS_BY_KIND.get(kind, ()) if not (ahead and j is PREPARE_RECALL))
+    if salience:
+        jobs += SALIENCE_JOBS_BY_KIND.get(kind, ())
+    return jobs

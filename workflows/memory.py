@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         PREPARE_SLEEP,
         RECALL_AHEAD_PATCH,
         RECALL_PATCH,
+        SALIENCE_PATCH,
         Job,
         job_named,
         jobs_for,
@@ -158,7 +159,9 @@ class MemoryWorkflow:
         graph = event.kind in ("decorate", "facts_written") and workflow.patched(GRAPH_PATCH)
         # So did recall's: the same, under its own patch.
         recall = event.kind in ("decorate", "report") and workflow.patched(RECALL_PATCH)
-        for job in jobs_for(event.kind, graph=graph, recall=recall, ahead=self.ahead):
+        # And salience's (the acts of new episodes), after them.
+        salience = event.kind in ("decorate", "report") and workflow.patched(SALIENCE_PATCH)
+        for job in jobs_for(event.kind, graph=graph, recall=recall, ahead=self.ahead, salience=salience):
             await self._run_job(job, JobInput(memory=self.memory, event=event), seq=event.seq)
         status = await workflow.execute_activity(
             "record_event", RunEventInput(memory=self.memory, event=event),

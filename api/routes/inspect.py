@@ -70,6 +70,7 @@ async def activation(
     return await inspector.activation(
         services.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now, start=_time(from_, "from"),
         end=_time(to, "to"), points=points, first_turn=first_turn, last_turn=last_turn, limit=limit, newest=newest,
+        salience=services.hot_path.config.salience,
     )
 
 

@@ -73,7 +73,9 @@ async def report(
 @router.get("/{memory_id}", response_model=MemoryPublic, responses=errors(*TENANT, 404))
 async def get_memory(memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep,
                      clock: ClockDep) -> dict[str, Any]:
-    return await memory_state.memory_state(services.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now)
+    return await memory_state.memory_state(services.db, tenant_id=tenant_id, memory_id=memory_id, now=clock.now,
+                                           weigh_kinds=services.hot_path.config.claim_kinds,
+                                           salience=services.hot_path.config.salience)
 
 
 @router.get("/{memory_id}/export", responses={

@@ -1,6 +1,7 @@
 """The note ask, the `note` tool in both request shapes, and reading a note call's arguments.
 
-`note` takes {"notes": [{"note": str, "subject": str, "object": str, "milestone": bool, "source"?: str}]}.
+`note` takes {"notes": [{"note": str, "subject": str, "object": str, "milestone": bool, "source"?: str,
+"kind"?: str, "settles"?: str}]}; a note without `kind` (as every note before kinds) is a plain fact.
 One call holds every fact for the leaving turns; one entry with an empty note means nothing was worth keeping.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.blocks.dates import turns_label
-from engine.facts import SOURCES
+from engine.facts import KINDS, SOURCES
 
 __all__ = [
     "NOTE_PARAMETERS",
@@ -46,6 +47,17 @@ NOTE_PARAMETERS: Mapping[str, Any] = {
                         "type": "boolean",
                         "description": "True when the fact says where the work stands: agreed, decided, "
                         "done, blocked, next.",
+                    },
+                    "kind": {
+                        "type": "string",
+                        "enum": list(KINDS),
+                        "description": "What kind of claim it is (the note ask says each in a line); fact "
+                        "when none of the others fits.",
+                    },
+                    "settles": {
+                        "type": "string",
+                        "description": "When this fact answers an open question noted earlier: that question, "
+                        "as it was worded. Leave out otherwise.",
                     },
                     "source": {
                         "type": "string",
@@ -108,6 +120,14 @@ moved.
 Copy identifiers, numbers and the conversation's own terms character for character. Put your words into \
 information rather than narration, and prefer one exact term (idempotent, blocked-on, ephemeral, orthogonal) \
 to a long explanation.
+Give each fact its kind, the one that fits best:
+- constraint: a rule or limit the work must keep to from now on (must, never, only, at most).
+- decision: what was chosen, with the reason when one was given.
+- correction: the user showed that something earlier (often your own claim) was wrong; state what is right.
+- dead_end: something tried that did not work, and where it stopped paying, so nobody tries it again.
+- open_question: something asked or left undecided that nothing has answered yet.
+- fact: anything else worth keeping, verified or sourced.
+When a fact answers an open question from earlier, put that question, as it was worded, in settles.
 Say whose word each fact rests on in its source: "user" when the user said or confirmed it, "assistant" \
 when it is your own inference or proposal, "tool" when a tool output showed it; leave source out when you \
 cannot tell. A fact the user stated outweighs a later guess, and a user's correction outweighs everything.
@@ -144,6 +164,9 @@ class NoteEntry:
     object: str
     milestone: bool
     source: str = "unknown"
+    kind: str = "fact"
+    # The open question this fact answers, as the note worded it (None: none).
+    settles: str | None = None
 
 
 @dataclass(frozen=True)
@@ -189,9 +212,14 @@ def read_note_arguments(arguments: str | Mapping[str, Any]) -> NoteReading:
         source = raw.get("source") or "unknown"
         if source not in SOURCES:
             return _reject(f"notes[{index}].source must be one of user, assistant, tool")
-        entries.append(
-            NoteEntry(raw["note"].strip(), raw["subject"].strip(), raw["object"].strip(), milestone, source)
-        )
+        kind = raw.get("kind") or "fact"
+        if kind not in KINDS:
+            return _reject(f"notes[{index}].kind must be one of {', '.join(KINDS)}")
+        settles = raw.get("settles")
+        if settles is not None and not isinstance(settles, str):
+            return _reject(f"notes[{index}].settles must be a string")
+        entries.append(NoteEntry(raw["note"].strip(), raw["subject"].strip(), raw["object"].strip(), milestone,
+                                 source, kind, (settles or "").strip() or None))
     if len(entries) == 1 and not entries[0].note:
         return NoteReading()
     for index, entry in enumerate(entries):

@@ -33,7 +33,11 @@ def _fact_lines(facts: Sequence[RecalledFact]) -> list[str]:
     for fact in facts:
         when = stamp(fact.at, fact.first_turn, fact.last_turn)
         if fact.retired_by:
-            lines.append(f"  - earlier value, since replaced by the record above: {when} {fact.note}")
+            # One voice changing its mind keeps both claims, each dated; a correction says who was overruled.
+            how = {"revision": "earlier claim of the same speaker, since revised by the record above",
+                   "correction": "earlier value, since corrected by the record above"}.get(
+                fact.retired_as or "", "earlier value, since replaced by the record above")
+            lines.append(f"  - {how}: {when} {fact.note}")
         else:
             lines.append(f"- {when} {fact.note}")
     return lines
@@ -57,6 +61,8 @@ def render_recall_block(grouped: Grouped) -> str | None:
         for p in grouped.passages:
             lines.append(f"- [{turns_label(p.first_turn, p.last_turn)}, {p.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC]")
             lines += [f"  {line}" for line in p.text.splitlines() if line.strip()]
+            lines += [f"  (later record, replacing what these turns said: {stamp(f.at, f.first_turn, f.last_turn)} "
+                      f"{f.note})" for f in p.since]
     lines.append(CLOSE)
     return "\n".join(lines)
 

@@ -17,7 +17,15 @@ from engine.fade import FadePlan, apply_transitions, ceiling_passed, fade_in_pro
 from engine.planning.ceiling import seal_acknowledged, seal_if_past_ceiling, seal_picked_past_ceiling
 from engine.planning.records import Decided, DecoratePlan, PlanCore, StoredMemory
 from engine.planning.turns import assemble_request, block_keys, note_ask_turns, sleeps, turn_user_message
-from engine.planning.view import Fixed, LetheText, ViewSizes, fixed_tokens, visible_messages
+from engine.planning.view import (
+    Fixed,
+    LetheText,
+    ViewSizes,
+    fixed_tokens,
+    in_view_ids,
+    reserved_tokens,
+    visible_messages,
+)
 from engine.recall.asking import asks_about_past
 from engine.recall.grouping import Recalled
 from engine.recall.placing import Placing, block_budget, earlier_blocks_within
@@ -83,8 +91,8 @@ def decide(
     episodes = list(memory.episodes)
     transitions = seal_acknowledged(episodes, turn)
     s = _measure(request, memory, turn, config=config, count_text=count_text, size_ratio=size_ratio,
-                 recall_coming=recall_coming, now=now)
-    transitions += _seal_while_asked(s, memory, episodes, now)
+                 recall_coming=recall_coming, now=now, in_view=in_view_ids(episodes))
+    transitions += _seal_while_asked(s, memory, episodes, now, salience=config.salience)
     sleep_due = sleep_owed or sleeps(memory.messages, turn, now, config)
     faded = _sleep_or_fade(s, memory, episodes, now=now, config=config, boundary_scores=boundary_scores,
                            sleep_due=sleep_due)
@@ -97,14 +105,15 @@ def decide(
         sleep_owed=sleep_due and not faded.slept, budget=s.budget, view_tokens=view_tokens,
         projected_view=faded.projected, sent=sent, recall_seq=s.recall_seq, recall_room=s.room, current=current,
         blocks=s.blocks, sizes=s.sizes,
-        in_facts_block=block_keys(memory.facts, faded.episodes) if s.room else frozenset(),
+        in_facts_block=block_keys(memory.facts, faded.episodes, weigh_kinds=config.claim_kinds)
+        if s.room else frozenset(),
         shown_in_view=_shown_in_view(memory, faded.episodes, s), count=s.lethe_text,
     )
 
 
 def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, config: MechanismConfig,
              count_text: Callable[[str], int], size_ratio: float | None, recall_coming: bool,
-             now: datetime) -> _Setting:
+             now: datetime, in_view: frozenset[str]) -> _Setting:
     """Measure the call: what no fade can shrink, the room kept for recall, the budget and the view's sizes."""
     messages = memory.messages
     # The size ratio is learned on what we estimate as JSON (messages, the agent's tools and instructions); the
@@ -125,23 +134,28 @@ def _measure(request: Mapping[str, Any], memory: StoredMemory, turn: int, *, con
     current = memory.recall_blocks.get(recall_seq) if recall_seq is not None and not room else None
     current_tokens = lethe_text(current) if current is not None else 0
     fixed = fixed_tokens(request, turn, count_text, plain)
-    fixed = Fixed(fixed.tokens + current_tokens, fixed.note_reserve)
+    # The constraints out of view are set aside like the note ask: no fade can take them out of the facts block.
+    reserved = reserved_tokens(memory.facts, in_view=in_view, weigh_kinds=config.claim_kinds,
+                               count_text=count_text, plain=plain)
+    fixed = Fixed(fixed.tokens + current_tokens + reserved, fixed.note_reserve)
     units = units_of(messages)
     budget = budget_for(units, turn=turn, fixed=fixed.tokens + room, config=config, size_ratio=size_ratio)
     # A share of the landing, the least a faded view holds: so a share of any request, not only of a full one.
     blocks = earlier_blocks_within(earlier, lethe_text, int(budget.landing * config.recall_blocks_max_share))
     sizes = ViewSizes(messages, memory.facts, fact_activations([f.id for f in memory.facts], memory.traces, now),
-                      count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()})
+                      count_text, plain, {seq: lethe_text(text) for seq, text in blocks.items()},
+                      in_view=in_view, weigh_kinds=config.claim_kinds)
     return _Setting(turn, units, recall_seq, blocks, room, current, current_tokens, fixed, budget, sizes,
                     lethe_text)
 
 
-def _seal_while_asked(s: _Setting, memory: StoredMemory, episodes: list[Episode], now: datetime) -> list[Transition]:
+def _seal_while_asked(s: _Setting, memory: StoredMemory, episodes: list[Episode], now: datetime, *,
+                      salience: bool) -> list[Transition]:
     """Seal at the ceiling while a note ask is unanswered (in place)."""
     # The ceiling is hard and the room is not: past it, the block shrinks (or goes) before any episode seals
     # unasked for it.
     return seal_if_past_ceiling(episodes, s.fixed.tokens, s.sizes, s.budget.ceiling,
-                                episode_activations(episodes, memory.traces, now))
+                                episode_activations(episodes, memory.traces, now, salience=salience))
 
 
 def _sleep_or_fade(s: _Setting, memory: StoredMemory, episodes: list[Episode], *, now: datetime,
@@ -182,7 +196,8 @@ def _cut_and_plan(s: _Setting, memory: StoredMemory, before: list[Episode], proj
     joined = sorted(before + cut, key=lambda e: e.first_seq)
     return cut, joined, plan_fade(
         joined,
-        activations=episode_activations(joined, [*memory.traces, *map(encoding_trace, cut)], now),
+        activations=episode_activations(joined, [*memory.traces, *map(encoding_trace, cut)], now,
+                                        salience=config.salience),
         view_tokens=projected, landing=s.budget.landing, current_turn=s.turn,
         facts_block_tokens=s.sizes.facts_block, reason="sleep" if sleep_due else "fade",
     )
@@ -237,7 +252,8 @@ def finish(decided: Decided, recall: Sequence[Recalled] | None = None) -> Decora
     return DecoratePlan(
         **core,
         request=assemble_request(decided.request, memory.messages, memory.facts, decided.sizes.fact_weights,
-                                 decided.episodes, decided.note_ask_turns, blocks),
+                                 decided.episodes, decided.note_ask_turns, blocks,
+                                 weigh_kinds=decided.sizes.weigh_kinds),
         new_traces=decided.new_traces, estimated_tokens=sent,
         recall_block=placing.text if placing is not None else None,
         recall_items=placing.items if placing is not None else (), recall_seq=decided.recall_seq,

@@ -14,14 +14,15 @@ from engine.episodes import Episode, EpisodeState
 from engine.facts import Fact
 from engine.fade import should_sleep
 from engine.messages import StoredMessage
-from engine.planning.view import facts_in_block, sealed_ids, visible_messages
+from engine.planning.view import facts_in_block, in_view_ids, sealed_ids, visible_messages
 
 __all__ = ["assemble_request", "block_keys", "note_ask_turns", "sleeps", "turn_user_message"]
 
 
-def block_keys(facts: Sequence[Fact], episodes: Sequence[Episode]) -> frozenset[str]:
+def block_keys(facts: Sequence[Fact], episodes: Sequence[Episode], *, weigh_kinds: bool = False) -> frozenset[str]:
     """The ids of the facts the facts block shows with `episodes` in these states."""
-    return frozenset(f.id for f in facts_in_block(facts, sealed_ids(episodes)))
+    return frozenset(f.id for f in facts_in_block(facts, sealed_ids(episodes), in_view_ids(episodes),
+                                                  weigh_kinds=weigh_kinds))
 
 
 def note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:
@@ -32,7 +33,8 @@ def note_ask_turns(episodes: Sequence[Episode]) -> tuple[int, int] | None:
 
 def assemble_request(request: Mapping[str, Any], messages: Sequence[StoredMessage], facts: Sequence[Fact],
                      fact_weights: Mapping[str, float], episodes: Sequence[Episode],
-                     ask_turns: tuple[int, int] | None, blocks: Mapping[int, str]) -> dict[str, Any]:
+                     ask_turns: tuple[int, int] | None, blocks: Mapping[int, str], *,
+                     weigh_kinds: bool = False) -> dict[str, Any]:
     """The request as sent: the history in view with its recall blocks, the facts block and the note ask."""
     history: list[Mapping[str, Any] | Block] = []
     for message in visible_messages(messages, episodes):
@@ -42,7 +44,9 @@ def assemble_request(request: Mapping[str, Any], messages: Sequence[StoredMessag
     return assemble(
         request,
         history=history,
-        facts_block=render_facts_block(facts_in_block(facts, sealed_ids(episodes)), fact_weights),
+        facts_block=render_facts_block(
+            facts_in_block(facts, sealed_ids(episodes), in_view_ids(episodes), weigh_kinds=weigh_kinds),
+            fact_weights, weigh_kinds=weigh_kinds),
         note_ask=render_note_ask(*ask_turns) if ask_turns else None,
     )
 

@@ -12,13 +12,14 @@ from typing import Any
 
 from engine.blocks.facts_block import render_facts_block
 from engine.blocks.note_ask import note_tool_chat, render_note_ask
+from engine.claims import in_front, reserved_facts
 from engine.episodes import Episode, EpisodeState
 from engine.facts import Fact
 from engine.messages import StoredMessage, instruction_items
 
 __all__ = [
-    "Fixed", "LetheText", "ViewSizes", "facts_in_block", "fixed_tokens", "in_view_and_recent", "sealed_ids",
-    "visible_messages",
+    "Fixed", "LetheText", "ViewSizes", "facts_in_block", "fixed_tokens", "in_view_and_recent", "in_view_ids",
+    "reserved_tokens", "sealed_ids", "visible_messages",
 ]
 
 
@@ -66,9 +67,16 @@ def in_view_and_recent(
     return kept
 
 
-def facts_in_block(facts: Sequence[Fact], sealed_ids: frozenset[str]) -> list[Fact]:
-    """Facts block contents: facts written against at least one sealed episode."""
-    return [f for f in facts if sealed_ids.intersection(f.episode_ids)]
+def facts_in_block(facts: Sequence[Fact], sealed_ids: frozenset[str], in_view: frozenset[str] = frozenset(),
+                   *, weigh_kinds: bool = False) -> list[Fact]:
+    """Facts block contents: facts written against at least one sealed episode and, with kinds weighed,
+    constraints none of whose episodes is `in_view` (`engine.claims.in_front`)."""
+    return [f for f in facts if in_front(f, sealed=sealed_ids, in_view=in_view, weigh_kinds=weigh_kinds)]
+
+
+def in_view_ids(episodes: Sequence[Episode]) -> frozenset[str]:
+    """The ids of the episodes whose messages are in view (live or leaving)."""
+    return frozenset(e.id for e in episodes if e.state in (EpisodeState.LIVE, EpisodeState.LEAVING))
 
 
 def sealed_ids(episodes: Sequence[Episode]) -> frozenset[str]:
@@ -91,12 +99,20 @@ class LetheText:
 
 class ViewSizes:
     """Sizes of the view (history in view plus facts block) for any set of episode states, asked for often:
-    prefix sums make each one a binary search per hidden episode, not a pass over every message."""
+    prefix sums make each one a binary search per hidden episode, not a pass over every message.
+
+    With kinds weighed, the constraints out of view (`in_view`: the episodes in view when the call was measured)
+    are in every facts block and their room is set aside with what no fade can shrink (`reserved`), so the
+    facts block counts here only for what it holds beyond them."""
 
     def __init__(self, messages: Sequence[StoredMessage], facts: Sequence[Fact], fact_weights: Mapping[str, float],
                  count_text: Callable[[str], int], plain: float = 1.0,
-                 blocks: Mapping[int, int] | None = None) -> None:
+                 blocks: Mapping[int, int] | None = None, *, in_view: frozenset[str] = frozenset(),
+                 weigh_kinds: bool = False) -> None:
         self.facts, self.fact_weights, self.count_text, self.plain = facts, fact_weights, count_text, plain
+        self.in_view, self.weigh_kinds = in_view, weigh_kinds
+        self.reserved = reserved_tokens(facts, in_view=in_view, weigh_kinds=weigh_kinds, count_text=count_text,
+                                        plain=plain)
         self.seqs = [m.seq for m in messages]
         # An earlier turn's recall block counts with the user message it stands before, and leaves with it.
         extra = blocks or {}
@@ -106,8 +122,11 @@ class ViewSizes:
     def facts_block(self, sealed_ids: frozenset[str]) -> int:
         """Tokens of the facts block shown when the episodes `sealed_ids` names are sealed (cached)."""
         if sealed_ids not in self._blocks:
-            text = render_facts_block(facts_in_block(self.facts, sealed_ids), self.fact_weights)
-            self._blocks[sealed_ids] = math.ceil(self.count_text(text) * self.plain) if text else 0
+            text = render_facts_block(
+                facts_in_block(self.facts, sealed_ids, self.in_view, weigh_kinds=self.weigh_kinds),
+                self.fact_weights, weigh_kinds=self.weigh_kinds)
+            whole = math.ceil(self.count_text(text) * self.plain) if text else 0
+            self._blocks[sealed_ids] = max(0, whole - self.reserved)
         return self._blocks[sealed_ids]
 
     def of(self, episodes: Sequence[Episode]) -> int:
@@ -116,6 +135,14 @@ class ViewSizes:
         hidden = sum(running[bisect_right(seqs, e.last_seq)] - running[bisect_left(seqs, e.first_seq)]
                      for e in episodes if not e.in_view)
         return self.running[-1] - hidden + self.facts_block(sealed_ids(episodes))
+
+
+def reserved_tokens(facts: Sequence[Fact], *, in_view: frozenset[str], weigh_kinds: bool,
+                    count_text: Callable[[str], int], plain: float = 1.0) -> int:
+    """The room set aside for the constraints out of view: the facts block they make on their own."""
+    text = render_facts_block(reserved_facts(facts, in_view=in_view, weigh_kinds=weigh_kinds), {},
+                              weigh_kinds=weigh_kinds)
+    return math.ceil(count_text(text) * plain) if text else 0
 
 
 @dataclass(frozen=True)

@@ -32,17 +32,21 @@ class RecalledFact:
     retired_by: str | None = None
     # Found only by this part of the message's own search: shown under the part.
     part: str | None = None
+    # How it was retired (engine.claims.retirement): a correction, one voice's revision, or an update.
+    retired_as: str | None = None
 
 
 @dataclass(frozen=True)
 class RecalledPassage:
-    """An excerpt of sealed conversation, with its turns and time."""
+    """An excerpt of sealed conversation, with its turns and time; `since`: the facts that later replaced a claim
+    made in those turns, shown with it, so an excerpt never shows an earlier value alone."""
 
     id: int
     text: str
     first_turn: int
     last_turn: int
     at: datetime
+    since: tuple[RecalledFact, ...] = ()
 
 
 Recalled = RecalledFact | RecalledPassage

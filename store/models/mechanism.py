@@ -12,6 +12,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
@@ -38,7 +39,10 @@ _MEMORY_FK = "memories.id"
 class EpisodeRow(Base):
     __tablename__ = "episodes"
     __table_args__ = (UniqueConstraint("memory_pk", "episode_key"),
-                      Index("ix_episodes_changed", "memory_pk", "changed_version"))
+                      Index("ix_episodes_changed", "memory_pk", "changed_version"),
+                      # What the lane's judge_salience looks for after every decorate and report.
+                      Index("ix_episodes_unjudged", "memory_pk", "first_seq",
+                            postgresql_where=text("act IS NULL AND state <> 'forgotten'")))
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     memory_pk: Mapped[int] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="CASCADE"), nullable=False)
@@ -53,6 +57,11 @@ class EpisodeRow(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     facts_written: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     sealed_without_facts: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # Salience (migration 0026, engine/salience.py): its act, the intensity of the user's tone in it, and the
+    # salience its encoding trace counts; all None until the lane's `judge_salience` has judged it, once.
+    act: Mapped[str | None] = mapped_column(String(20))
+    intensity: Mapped[float | None] = mapped_column(Float)
+    salience: Mapped[float | None] = mapped_column(Float)
     # When the note ask for it was first made, and how many calls have asked since.
     asked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     asks: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
@@ -84,6 +93,10 @@ class FactRow(Base):
     __table_args__ = (
         UniqueConstraint("memory_pk", "fact_key"),
         Index("ix_facts_changed", "memory_pk", "changed_version"),
+        Index("ix_facts_constraints", "memory_pk",
+              postgresql_where=text("kind = 'constraint' AND retired_at IS NULL AND merged_into IS NULL")),
+        CheckConstraint("kind IN ('constraint', 'decision', 'correction', 'dead_end', 'open_question', 'fact')",
+                        name="ck_facts_kind"),
         Index("ix_facts_unintegrated", "memory_pk", "id", postgresql_where=text("integrated_at IS NULL")),
         Index("ix_facts_subject_entity", "memory_pk", "subject_entity_id"),
         Index("ix_facts_object_entity", "memory_pk", "object_entity_id"),
@@ -114,6 +127,13 @@ class FactRow(Base):
     valid_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     retired_by: Mapped[str | None] = mapped_column(String(80))
+    # Claim kinds (migration 0025): what kind of claim it is; an open question's answer; how it was retired
+    # (correction, revision, update); and on a newer claim, the earlier claim of the same voice it revises.
+    kind: Mapped[str] = mapped_column(String(16), nullable=False, default="fact", server_default="fact")
+    settled_by: Mapped[str | None] = mapped_column(String(80))
+    settled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    retired_as: Mapped[str | None] = mapped_column(String(12))
+    revises: Mapped[str | None] = mapped_column(String(80))
     # The graph (migration 0010); filled by the lane's `integrate_facts`, which sets `integrated_at` last.
     subject_entity_id: Mapped[int | None] = mapped_column(ForeignKey("entities.id", ondelete="SET NULL"))
     object_entity_id: Mapped[int | None] = mapped_column(ForeignKey("entities.id", ondelete="SET NULL"))

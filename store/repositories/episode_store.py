@@ -26,7 +26,7 @@ def as_episode(row: EpisodeRow) -> Episode:
     return Episode(
         id=row.episode_key, state=EpisodeState(row.state), first_seq=row.first_seq, last_seq=row.last_seq,
         first_turn=row.first_turn, last_turn=row.last_turn, tokens=row.tokens, at=row.at,
-        facts_written=row.facts_written, sealed_without_facts=row.sealed_without_facts,
+        facts_written=row.facts_written, sealed_without_facts=row.sealed_without_facts, salience=row.salience,
     )
 
 
@@ -50,7 +50,7 @@ async def load_episodes(
     query = (
         select(EpisodeRow.episode_key, EpisodeRow.state, EpisodeRow.first_seq, EpisodeRow.last_seq,
                EpisodeRow.first_turn, EpisodeRow.last_turn, EpisodeRow.tokens, EpisodeRow.at,
-               EpisodeRow.facts_written, EpisodeRow.sealed_without_facts)
+               EpisodeRow.facts_written, EpisodeRow.sealed_without_facts, EpisodeRow.salience)
         .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk)
         .order_by(EpisodeRow.first_seq)
     )
@@ -64,9 +64,9 @@ async def load_episodes(
     return [
         Episode(id=key, state=states[state], first_seq=first_seq, last_seq=last_seq, first_turn=first_turn,
                 last_turn=last_turn, tokens=tokens, at=at, facts_written=facts_written,
-                sealed_without_facts=sealed_without_facts)
-        for key, state, first_seq, last_seq, first_turn, last_turn, tokens, at, facts_written, sealed_without_facts
-        in await session.execute(query)
+                sealed_without_facts=sealed_without_facts, salience=salience)
+        for (key, state, first_seq, last_seq, first_turn, last_turn, tokens, at, facts_written, sealed_without_facts,
+             salience) in await session.execute(query)
     ]
 
 

@@ -24,6 +24,7 @@ from store.models import (
     ReplacedMessageRow,
     TraceRow,
 )
+from store.models.salience import ToneBaselineRow
 from store.records import MemoryRecord, row_of
 
 __all__ = ["SECTIONS", "memory_row", "section_rows"]
@@ -49,6 +50,9 @@ SECTIONS: dict[str, tuple[Any, Any]] = {
     # and passage ids it held; and the walks the lane prepared, each fact's level by id.
     "recall_blocks": (RecallBlockRow, RecallBlockRow.turn),
     "recall_walks": (RecallWalkRow, RecallWalkRow.for_turn),
+    # Salience: episodes above carry their act, intensity and salience; this is the user's usual tone they were
+    # judged against (at most one row).
+    "tone_baselines": (ToneBaselineRow, ToneBaselineRow.memory_pk),
 }
 
 # Vectors and word indexes are derived from the text exported beside them; they would only bloat the export.

@@ -44,11 +44,15 @@ class FactRecord:
     retired_at: datetime | None
     retired_by: str | None
     merged_into: str | None
+    kind: str = "fact"
+    settled_by: str | None = None
+    retired_as: str | None = None
 
 
 _COLUMNS = (FactRow.id, FactRow.fact_key, FactRow.note, FactRow.subject, FactRow.object, FactRow.milestone,
             FactRow.source, FactRow.episode_keys, FactRow.first_turn, FactRow.last_turn, FactRow.at,
-            FactRow.valid_from, FactRow.retired_at, FactRow.retired_by, FactRow.merged_into)
+            FactRow.valid_from, FactRow.retired_at, FactRow.retired_by, FactRow.merged_into, FactRow.kind,
+            FactRow.settled_by, FactRow.retired_as)
 
 
 def _record(row: Any) -> FactRecord:
@@ -85,7 +89,8 @@ async def retire_fact(session: AsyncSession, *, tenant_id: str, memory_pk: int, 
     """Retire the fact in favour of `by`, as the lane retires a contradicted one (its conflict settled)."""
     await session.execute(update(FactRow).where(
         FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.fact_key == key,
-        FactRow.retired_at.is_(None)).values(retired_at=at, retired_by=by, conflict_with=None))
+        FactRow.retired_at.is_(None)).values(retired_at=at, retired_by=by, conflict_with=None,
+                                             retired_as="correction"))
     await _settle_conflicts(session, tenant_id, memory_pk, [key])
 
 

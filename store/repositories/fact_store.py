@@ -6,9 +6,10 @@ The hot path and the lane both go through here under the memory's row lock (`mem
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -16,7 +17,7 @@ from engine.episodes import EpisodeState
 from engine.facts import Fact
 from store.models import EntityRow, EpisodeRow, FactRow
 
-__all__ = ["add_facts", "changed_facts", "load_facts", "merged_facts"]
+__all__ = ["add_facts", "changed_facts", "load_facts", "merged_facts", "open_questions", "settle_question"]
 
 
 async def merged_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, changed_after: int) -> dict[str, str]:
@@ -33,13 +34,20 @@ async def merged_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int,
 def _facts_query(tenant_id: str, memory_pk: int) -> Any:
     """Facts oldest first, their entities under the canonical names the graph gives them (the names as written
     until the lane has resolved them), with whether each is still in force (neither retired nor merged)."""
-    subject, obj = aliased(EntityRow), aliased(EntityRow)
+    subject, obj, corrected = aliased(EntityRow), aliased(EntityRow), aliased(FactRow)
+    # A correction's corrected claims' episodes (engine.claims.in_front): their messages may still be in view.
+    corrects = (
+        select(func.array_agg(func.array_to_string(corrected.episode_keys, ",")))
+        .where(corrected.memory_pk == FactRow.memory_pk, corrected.retired_by == FactRow.fact_key,
+               corrected.retired_as == "correction")
+        .correlate(FactRow).scalar_subquery()
+    )
     # Columns, not rows: a fact row carries its vector and word index, which every decorate would decode.
     return (
         select(FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.episode_keys, FactRow.at,
-               FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with,
-               and_(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None)))
+               FactRow.first_turn, FactRow.last_turn, FactRow.source, FactRow.conflict_with, FactRow.kind,
+               FactRow.settled_by, corrects, and_(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None)))
         .outerjoin(subject, subject.id == FactRow.subject_entity_id)
         .outerjoin(obj, obj.id == FactRow.object_entity_id)
         .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk)
@@ -48,17 +56,20 @@ def _facts_query(tenant_id: str, memory_pk: int) -> Any:
 
 
 def _fact(row: Any) -> Fact:
-    key, note, subject_name, object_name, milestone, episodes, at, first, last, source, conflict, _ = row
+    (key, note, subject_name, object_name, milestone, episodes, at, first, last, source, conflict, kind, settled,
+     corrects, _) = row
     return Fact(id=key, note=note, subject=subject_name, object=object_name, milestone=milestone,
                 episode_ids=tuple(episodes), at=at, first_turn=first, last_turn=last, source=source,
-                conflict_with=conflict)
+                conflict_with=conflict, kind=kind, settled_by=settled,
+                corrects_episodes=tuple(e for joined in corrects or () for e in joined.split(",") if e))
 
 
 async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, block_only: bool = False) -> list[Fact]:
     """Facts in force (neither retired nor merged into another), oldest first.
 
-    `block_only`: just those the facts block can show, written against a leaving or sealed episode; a long
-    memory's other facts belong to forgotten episodes, and a decorate need not carry them."""
+    `block_only`: just those the facts block can show, written against a leaving or sealed episode, and the
+    constraints (shown while the memory holds them); a long memory's other facts belong to forgotten episodes,
+    and a decorate need not carry them."""
     query = _facts_query(tenant_id, memory_pk).where(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None))
     if block_only:
         showing = (
@@ -67,7 +78,7 @@ async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, b
                    EpisodeRow.state.in_((EpisodeState.LEAVING.value, EpisodeState.SEALED.value)))
             .scalar_subquery()
         )
-        query = query.where(FactRow.episode_keys.overlap(showing))
+        query = query.where(or_(FactRow.episode_keys.overlap(showing), FactRow.kind.in_(("constraint", "correction"))))
     return [_fact(row) for row in await session.execute(query)]
 
 
@@ -97,5 +108,23 @@ def add_facts(
             memory_pk=memory_pk, tenant_id=tenant_id, fact_key=fact.id, note=fact.note, subject=fact.subject,
             object=fact.object, milestone=fact.milestone, episode_keys=list(fact.episode_ids),
             first_turn=fact.first_turn, last_turn=fact.last_turn, at=fact.at, note_call_id=note_call_id,
-            valid_from=fact.at, source=fact.source,
+            valid_from=fact.at, source=fact.source, kind=fact.kind,
         ))
+
+
+async def settle_question(session: AsyncSession, *, tenant_id: str, memory_pk: int, question: str, by: str,
+                          at: datetime) -> None:
+    """Mark an open question settled by a later fact (kept, dated, no longer listed as open)."""
+    await session.execute(
+        update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk,
+                              FactRow.fact_key == question, FactRow.kind == "open_question",
+                              FactRow.settled_by.is_(None))
+        .values(settled_by=by, settled_at=at))
+
+
+async def open_questions(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Fact]:
+    """The memory's open questions in force that nothing has settled yet, oldest first."""
+    query = _facts_query(tenant_id, memory_pk).where(
+        FactRow.kind == "open_question", FactRow.settled_by.is_(None), FactRow.retired_at.is_(None),
+        FactRow.merged_into.is_(None))
+    return [_fact(row) for row in await session.execute(query)]

@@ -6,6 +6,7 @@ Every write is safe to repeat: an alias already held is kept as it is, a fact in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,7 @@ from engine.graph import Action, fold
 from store.models import EntityAliasRow, EntityRow, FactRow, PassageRow
 
 __all__ = [
+    "UNRESOLVED",
     "EntityView",
     "FactView",
     "add_alias",
@@ -55,6 +57,8 @@ class FactView:
     source: str
     at: datetime
     conflict_with: str | None = None
+    kind: str = "fact"
+    settled_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,14 @@ class EntityView:
     origin: str
     aliases: tuple[str, ...]
     context: str
+    # Its current facts with it as subject, as written: what describes it (engine.entities.describe).
+    describing: tuple[str, ...] = ()
+    # Found only as a possible holder of the role a mention names, not by its own names or meaning.
+    by_role: bool = False
+
+
+# An entity made for a mention that names two or more namesakes and describes none of them.
+UNRESOLVED = "unresolved"
 
 
 def _vector(values: Any) -> list[float]:
@@ -84,7 +96,7 @@ async def lock_fact(session: AsyncSession, *, tenant_id: str, memory_pk: int, fa
     """The fact, locked, if it still waits for integration (a retry that lost a race finds None)."""
     row = (await session.execute(
         select(FactRow.id, FactRow.fact_key, FactRow.note, FactRow.subject, FactRow.object, FactRow.milestone,
-               FactRow.source, FactRow.at)
+               FactRow.source, FactRow.at, FactRow.conflict_with, FactRow.kind, FactRow.settled_by)
         .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id == fact_id,
                FactRow.integrated_at.is_(None))
         .with_for_update()
@@ -106,9 +118,13 @@ async def entity_by_alias(
 
 
 async def entity_candidates(
-    session: AsyncSession, *, tenant_id: str, memory_pk: int, name: str, vector: Any, limit: int = 5
+    session: AsyncSession, *, tenant_id: str, memory_pk: int, name: str, vector: Any, limit: int = 5,
+    also: Sequence[int] = (), role_words: Sequence[str] = (), by_meaning: bool = True,
 ) -> list[EntityView]:
-    """Entities the name may denote: close by trigrams to one of their names, or close in meaning."""
+    """Entities the name may denote: close by trigrams to one of their names, or close in meaning, and `also`;
+    for a mention by role (`role_words`), also the subjects of current facts naming that role or one of those
+    ("Alex is our CTO" for "the CTO"). Unresolved mentions are never candidates: a later name must not settle
+    on a guess."""
     # Either name may be a part of the other ("Dana" in "our PM Dana"): word similarity both ways counts.
     closeness = func.greatest(func.similarity(EntityAliasRow.name, name),
                               func.word_similarity(name, EntityAliasRow.name),
@@ -119,20 +135,38 @@ async def entity_candidates(
                closeness >= NAME_SIMILARITY)
         .order_by(closeness.desc(), EntityAliasRow.entity_id).limit(limit)
     )
-    distance = EntityRow.embedding.cosine_distance(_vector(vector))
-    by_meaning = (
-        select(EntityRow.id)
-        .where(EntityRow.tenant_id == tenant_id, EntityRow.memory_pk == memory_pk, distance <= MEANING_DISTANCE)
-        .order_by(distance, EntityRow.id).limit(limit)
-    )
-    ids = sorted(set((await session.execute(by_name)).scalars()) | set((await session.execute(by_meaning)).scalars()))
-    if not ids:
+    found = set((await session.execute(by_name)).scalars()) | set(also)
+    if by_meaning:
+        distance = EntityRow.embedding.cosine_distance(_vector(vector))
+        found |= set((await session.execute(
+            select(EntityRow.id)
+            .where(EntityRow.tenant_id == tenant_id, EntityRow.memory_pk == memory_pk, distance <= MEANING_DISTANCE)
+            .order_by(distance, EntityRow.id).limit(limit)
+        )).scalars())
+    current = and_(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk,
+                   FactRow.integrated_at.is_not(None), FactRow.retired_at.is_(None), FactRow.merged_into.is_(None),
+                   FactRow.subject_entity_id.is_not(None))
+    if role_words:
+        # Only a mention by role looks one step further, to whoever the memory says holds it.
+        holding = [FactRow.note.op("~*")(rf"\m{re.escape(word)}\M") for word in role_words]
+        holding += [FactRow.object_entity_id.in_(sorted(found))] if found else []
+        stepped = {i for i in (await session.execute(
+            select(FactRow.subject_entity_id).where(current, or_(*holding)).order_by(FactRow.id.desc()).limit(limit)
+        )).scalars() if i is not None} - found
+        found |= stepped
+    else:
+        stepped = set()
+    if not found:
         return []
     entities = (await session.execute(
-        select(EntityRow.id, EntityRow.name, EntityRow.origin).where(EntityRow.tenant_id == tenant_id,
-                                                                     EntityRow.id.in_(ids))
+        select(EntityRow.id, EntityRow.name, EntityRow.origin).where(
+            EntityRow.tenant_id == tenant_id, EntityRow.id.in_(sorted(found)),
+            or_(EntityRow.kind.is_(None), EntityRow.kind != UNRESOLVED))
         .order_by(EntityRow.id)
     )).all()
+    ids = [row[0] for row in entities]
+    if not ids:
+        return []
     aliases: dict[int, list[str]] = {}
     for entity_id, alias in await session.execute(
         select(EntityAliasRow.entity_id, EntityAliasRow.name)
@@ -147,21 +181,33 @@ async def entity_candidates(
         .order_by(FactRow.id).limit(4 * len(ids))
     ):
         context.setdefault(entity_id, []).append(note)
+    describing: dict[int, list[str]] = {}
+    for subject_id, note in await session.execute(
+        select(FactRow.subject_entity_id, FactRow.note).where(current, FactRow.subject_entity_id.in_(ids))
+        .order_by(FactRow.id.desc()).limit(8 * len(ids))
+    ):
+        if subject_id is not None:
+            describing.setdefault(subject_id, []).append(note)
     return [
         EntityView(id=i, name=n, origin=o, aliases=tuple(a for a in aliases.get(i, []) if a != n),
-                   context=" ".join(context.get(i, [])[:3]))
+                   context=" ".join(context.get(i, [])[:3]), describing=tuple(describing.get(i, [])),
+                   by_role=i in stepped)
         for i, n, o in entities
     ]
 
 
 async def create_entity(
     session: AsyncSession, *, tenant_id: str, memory_pk: int, name: str, vector: Any, origin: str, at: datetime,
-    fact_key: str,
+    fact_key: str, unresolved: bool = False,
 ) -> int:
+    """A new entity under this name; an unresolved mention gets no alias, since the name is its namesakes'."""
     entity_id = (await session.execute(
         insert(EntityRow).values(memory_pk=memory_pk, tenant_id=tenant_id, name=name, embedding=_vector(vector),
-                              origin=origin, at=at).returning(EntityRow.id)
+                              origin=origin, at=at, kind=UNRESOLVED if unresolved else None)
+        .returning(EntityRow.id)
     )).scalar_one()
+    if unresolved:
+        return entity_id
     await add_alias(session, tenant_id=tenant_id, memory_pk=memory_pk, entity_id=entity_id, name=name,
                     fact_key=fact_key, score=1.0, at=at)
     return entity_id
@@ -217,7 +263,7 @@ async def related_facts(
     rows = await session.execute(
         select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.milestone, FactRow.source, FactRow.at,
-               FactRow.conflict_with)
+               FactRow.conflict_with, FactRow.kind, FactRow.settled_by)
         .outerjoin(subject, subject.id == FactRow.subject_entity_id)
         .outerjoin(obj, obj.id == FactRow.object_entity_id)
         .where(FactRow.tenant_id == tenant_id, FactRow.id.in_(ids)).order_by(FactRow.id)
@@ -246,9 +292,20 @@ async def apply_action(
             survivor.source = "user"
         await session.execute(update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.id == fact.id)
                               .values(merged_into=action.merge_into, merged_at=fact.at))
+    reasons = dict(action.retired_as)
     for old, by in action.retire:
         await session.execute(update(FactRow).where(_facts(tenant_id, memory_pk, [old]), FactRow.retired_at.is_(None))
-                              .values(retired_at=fact.at, retired_by=by, conflict_with=None))
+                              .values(retired_at=fact.at, retired_by=by, conflict_with=None,
+                                      retired_as=reasons.get(old, "update")))
+    if action.answers:
+        await session.execute(update(FactRow).where(_facts(tenant_id, memory_pk, action.answers),
+                                                    FactRow.settled_by.is_(None))
+                              .values(settled_by=fact.key, settled_at=fact.at))
+    if action.revises or action.correction:
+        # The newer claim names what it revises, or becomes the correction it is (written even when it already
+        # was one, so a gateway holding it reads it again with the episodes of what it corrected).
+        await session.execute(update(FactRow).where(FactRow.tenant_id == tenant_id, FactRow.id == fact.id).values(
+            revises=action.revises, kind="correction" if action.correction and fact.kind == "fact" else fact.kind))
     if action.settled:
         await session.execute(update(FactRow).where(_facts(tenant_id, memory_pk, action.settled))
                               .values(conflict_with=None))

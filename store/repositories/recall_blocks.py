@@ -49,16 +49,22 @@ class StoredBlock:
     distilled_passage_ids: list[int] | None
 
 
+def _fact_json(item: RecalledFact) -> dict[str, Any]:
+    return {"kind": "fact", "key": item.key, "id": item.id, "note": item.note, "subject": item.subject,
+            "object": item.object, "at": item.at.isoformat(), "first_turn": item.first_turn,
+            "last_turn": item.last_turn, "retired_by": item.retired_by, "part": item.part,
+            "retired_as": item.retired_as}
+
+
 def items_to_json(items: Sequence[Recalled]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, RecalledFact):
-            out.append({"kind": "fact", "key": item.key, "id": item.id, "note": item.note, "subject": item.subject,
-                        "object": item.object, "at": item.at.isoformat(), "first_turn": item.first_turn,
-                        "last_turn": item.last_turn, "retired_by": item.retired_by, "part": item.part})
+            out.append(_fact_json(item))
         else:
             out.append({"kind": "passage", "id": item.id, "text": item.text, "first_turn": item.first_turn,
-                        "last_turn": item.last_turn, "at": item.at.isoformat()})
+                        "last_turn": item.last_turn, "at": item.at.isoformat(),
+                        "since": [_fact_json(f) for f in item.since]})
     return out
 
 
@@ -67,7 +73,13 @@ def items_from_json(rows: Sequence[dict[str, Any]]) -> list[Recalled]:
     for row in rows:
         fields = {k: v for k, v in row.items() if k != "kind"}
         fields["at"] = datetime.fromisoformat(fields["at"])
-        items.append(RecalledFact(**fields) if row["kind"] == "fact" else RecalledPassage(**fields))
+        if row["kind"] == "fact":
+            items.append(RecalledFact(**fields))
+        else:
+            # Blocks stored before `since` existed have none.
+            fields["since"] = tuple(f for f in items_from_json(fields.get("since") or [])
+                                    if isinstance(f, RecalledFact))
+            items.append(RecalledPassage(**fields))
     return items
 
 

@@ -115,7 +115,7 @@ def _facts_statement(by: str) -> Select[Any]:
     return (
         select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.at, FactRow.first_turn, FactRow.last_turn,
-               FactRow.retired_by)
+               FactRow.retired_by, FactRow.retired_as)
         .outerjoin(subject, subject.id == FactRow.subject_entity_id)
         .outerjoin(obj, obj.id == FactRow.object_entity_id)
         .where(FactRow.tenant_id == bindparam("tenant_id"), FactRow.memory_pk == bindparam("memory_pk"), usable_facts(),
@@ -128,17 +128,46 @@ async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, by: str,
     rows = await session.execute(_facts_statement(by), {"tenant_id": tenant_id, "memory_pk": memory_pk,
                                                          "values": list(values)})
     return {i: RecalledFact(key=key, id=i, note=note, subject=s, object=o, at=at, first_turn=first,
-                            last_turn=last, retired_by=retired_by)
-            for i, key, note, s, o, at, first, last, retired_by in rows}
+                            last_turn=last, retired_by=retired_by, retired_as=retired_as)
+            for i, key, note, s, o, at, first, last, retired_by, retired_as in rows}
 
 
 async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
                           ) -> dict[int, RecalledPassage]:
     if not ids:
         return {}
-    rows = await session.execute(_passages_statement(), {"tenant_id": tenant_id, "memory_pk": memory_pk,
-                                                          "ids": list(ids)})
-    return {i: RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at) for i, t, a, b, at in rows}
+    values = {"tenant_id": tenant_id, "memory_pk": memory_pk, "ids": list(ids)}
+    rows = (await session.execute(_passages_statement(), values)).all()
+    if not rows:
+        return {}
+    since: dict[int, list[RecalledFact]] = {}
+    for passage_id, key, fact_id, note, s, o, at, first, last in await session.execute(_since_statement(), values):
+        since.setdefault(passage_id, []).append(RecalledFact(key=key, id=fact_id, note=note, subject=s, object=o,
+                                                             at=at, first_turn=first, last_turn=last))
+    return {i: RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at, since=tuple(since.get(i, ())))
+            for i, t, a, b, at in rows}
+
+
+@functools.cache
+def _since_statement() -> Select[Any]:
+    """For each passage, the facts in force that replaced a claim noted from its turns about something it
+    names (the retired fact's subject or object in its text): an excerpt quoting an earlier value is then
+    shown with the value that replaced it, as a retired fact is."""
+    old, new = aliased(FactRow), aliased(FactRow)
+    names = or_(func.strpos(func.lower(PassageRow.text), func.lower(old.subject)) > 0,
+                func.strpos(func.lower(PassageRow.text), func.lower(old.object)) > 0)
+    return (
+        select(PassageRow.id, new.fact_key, new.id, new.note, new.subject, new.object, new.at, new.first_turn,
+               new.last_turn)
+        .join(old, and_(old.tenant_id == PassageRow.tenant_id, old.memory_pk == PassageRow.memory_pk,
+                        old.retired_by.is_not(None), old.merged_into.is_(None), old.first_turn <= PassageRow.last_turn,
+                        old.last_turn >= PassageRow.first_turn, names))
+        .join(new, and_(new.memory_pk == old.memory_pk, new.fact_key == old.retired_by, new.retired_by.is_(None),
+                        new.merged_into.is_(None)))
+        .where(PassageRow.tenant_id == bindparam("tenant_id"), PassageRow.memory_pk == bindparam("memory_pk"),
+               PassageRow.id.in_(bindparam("ids", expanding=True)))
+        .distinct().order_by(PassageRow.id, new.id)
+    )
 
 
 @functools.cache

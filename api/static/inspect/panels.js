@@ -60,6 +60,13 @@ function retiredBy(fact) {
   return key ? fact[key] : null;
 }
 
+// A fact's claim kind as the table shows it; an open question says whether something has settled it.
+export function claimKind(fact) {
+  const kind = (fact.kind || "fact").replace("_", " ");
+  if (fact.kind === "open_question") return fact.settled_by ? "question (settled)" : "open question";
+  return kind;
+}
+
 export function isRetired(fact) {
   return Boolean(fact.valid_to || fact.retired_at || retiredBy(fact));
 }
@@ -89,17 +96,18 @@ export function renderGraph(facts, exported, query) {
   const rows = facts.filter((f) => !q || [f.note, f.subject, f.object].join(" ").toLowerCase().includes(q));
   const current = rows.filter((f) => !isRetired(f)).length;
   const table = h("table", { id: "graph-table" },
-    h("thead", {}, h("tr", {}, ...["", "fact", "links", "turns", "written", "retired"].map((c) => h("th", {}, c)))));
+    h("thead", {}, h("tr", {}, ...["", "kind", "fact", "links", "turns", "written", "retired"].map((c) => h("th", {}, c)))));
   const body = h("tbody");
   for (const f of rows.slice(-1000).reverse()) {
     const retired = isRetired(f), by = retiredBy(f), other = by ? byKey.get(by) || facts.find((x) => x.id === by) : null;
     body.append(h("tr", { class: retired ? "retired" : "current", dataset: { fact: f.fact_key } },
       h("td", {}, f.milestone ? "★" : ""),
+      h("td", { class: "kind" }, claimKind(f)),
       h("td", {}, f.note || h("span", { class: "muted" }, "(nothing worth keeping)")),
       h("td", {}, `${f.subject} → ${f.object}`),
       h("td", {}, `${f.first_turn}–${f.last_turn}`),
       h("td", {}, when(f.at)),
-      h("td", { class: "why" }, retired ? `${when(f.valid_to || f.retired_at)}${other ? ` by “${other.note}”` : by ? ` by ${by}` : ""}` : "current")));
+      h("td", { class: "why" }, retired ? `${f.retired_as ? `${f.retired_as.replace("_", " ")}, ` : ""}${when(f.valid_to || f.retired_at)}${other ? ` by “${other.note}”` : by ? ` by ${by}` : ""}` : "current")));
   }
   table.append(body);
   clear($("graph-facts")).append(
@@ -135,6 +143,8 @@ export function episodeCard(episode, facts, messages) {
     h("b", {}, `${episode.id} · ${episode.state}`), h("br"),
     h("span", { class: "dim" }, `turns ${episode.first_turn}–${episode.last_turn} · ${episode.tokens} tokens · `
       + `activation ${episode.activation} · significance ${episode.significance}`
+      // Salience: the kind of moment it was and how strongly it was encoded, once the lane has judged it.
+      + (episode.act ? ` · ${episode.act.replace("_", " ")}, salience ${episode.salience}` : "")
       + (episode.sealed_without_facts ? " · sealed without facts" : "")),
   ];
   if (messages) {

@@ -134,13 +134,16 @@ async def test_state_shows_activation_and_significance_and_export_streams_everyt
         "X-Lethe-Now": "2032-01-01T02:00:00Z"}))).json()
     assert state["episodes"]
     for episode in state["episodes"]:
-        assert episode["significance"] >= 1.0  # the encoding trace, never faded
+        # The encoding trace, never faded: 1, or the episode's salience once the lane has judged its act.
+        encoding = 1.0 if episode["salience"] is None else episode["salience"]
+        assert episode["significance"] >= encoding and (episode["act"] is None) == (episode["salience"] is None)
         assert 0 < episode["activation"] <= episode["significance"]
     exported = await small_http.get("/v1/memories/shown/export", headers=_auth(tenant[1]))
     assert exported.headers["content-type"].startswith("application/json")
     document = json.loads(exported.text)
     assert set(document) >= {"memory", "messages", "episodes", "episode_transitions", "traces", "facts",
-                              "note_calls", "decorations"}
+                              "note_calls", "decorations", "tone_baselines"}
+    assert all({"act", "intensity", "salience"} <= set(e) for e in document["episodes"])
     assert len(document["messages"]) == state["messages"]
     # Erased, which ends its workflow: the shared worker does not spend the next tests on this memory's lane.
     assert (await small_http.delete("/v1/memories/shown", headers=_auth(tenant[1]))).json()["erased"]

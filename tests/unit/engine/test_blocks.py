@@ -76,8 +76,13 @@ def test_note_tool_shapes_share_the_design_schema() -> None:
         "milestone": {"type": "boolean", "description": item["properties"]["milestone"]["description"]},
         "source": {"type": "string", "enum": ["user", "assistant", "tool"],
                    "description": item["properties"]["source"]["description"]},
+        "kind": {"type": "string",
+                 "enum": ["constraint", "decision", "correction", "dead_end", "open_question", "fact"],
+                 "description": item["properties"]["kind"]["description"]},
+        "settles": {"type": "string", "description": item["properties"]["settles"]["description"]},
     }
     assert "source" not in item["required"]  # optional: absent means unknown
+    assert "kind" not in item["required"] and "settles" not in item["required"]  # absent: a plain fact
     chat["function"]["parameters"]["required"].append("x")
     assert NOTE_PARAMETERS["required"] == ["notes"]
 

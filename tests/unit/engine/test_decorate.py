@@ -26,9 +26,9 @@ from engine.request_rules import problems
 from engine.sizing import estimate_tokens
 from tests.unit.engine.conversations import T0, plan_call, reply, request, stored, turn, user
 
-# Just above what the long conversation's fade needs with its note ask (which explains a fact's source).
+# Just above what the long conversation's fade needs with its note ask (which explains sources and kinds).
 SMALL = MechanismConfig(
-    ceiling_tokens=3_520, default_room_for_next_call=200, default_typical_turn=100, episode_max_floor=100
+    ceiling_tokens=3_780, default_room_for_next_call=200, default_typical_turn=100, episode_max_floor=100
 )
 
 
