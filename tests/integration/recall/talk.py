@@ -89,6 +89,14 @@ class Talk:
         return body
 
 
+async def export_part(http: httpx.AsyncClient, key: str, memory_id: str, part: str) -> list[dict[str, Any]]:
+    """One list of the memory's export (`recall_blocks`, `recall_walks`, ...)."""
+    response = await http.get(f"/v1/memories/{memory_id}/export", headers=auth(key))
+    assert response.status_code == 200, response.text
+    found: list[dict[str, Any]] = response.json()[part]
+    return found
+
+
 async def lane_idle(db: Database, tenant_id: str, timeout: float = 120) -> None:
     """Every event of the tenant processed and every fact in the graph."""
     async def idle() -> bool:

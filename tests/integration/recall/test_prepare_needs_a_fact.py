@@ -14,17 +14,14 @@ from providers.factory import make_embedder
 from store.db import Database, bind_tenant
 from store.repositories import lane, search
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import Talk, auth, lane_idle
+from tests.integration.recall.talk import Talk, export_part, lane_idle
 
 PASSAGE = "Archive box 42 holds the customs forms for the harbour depot."
 FACT = {"note": "Priya signs the customs forms.", "subject": "Priya", "object": "customs forms"}
 
 
 async def _walks(http: httpx.AsyncClient, key: str, memory_id: str) -> list[dict[str, Any]]:
-    response = await http.get(f"/v1/memories/{memory_id}/export", headers=auth(key))
-    assert response.status_code == 200, response.text
-    walks: list[dict[str, Any]] = response.json()["recall_walks"]
-    return walks
+    return await export_part(http, key, memory_id, "recall_walks")
 
 
 async def test_the_lane_prepares_no_walk_before_the_memory_holds_a_fact(

@@ -10,7 +10,7 @@ import httpx
 
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import Talk, auth, lane_idle, recall_blocks
+from tests.integration.recall.talk import Talk, export_part, lane_idle, recall_blocks
 
 PEOPLE = ["Priya", "Tomas", "Ines", "Kwame", "Yuki", "Oskar", "Leila", "Marek"]
 THINGS = ["customs forms", "harbour depot lease", "forklift rota", "cold store audit", "tariff codes",
@@ -23,10 +23,7 @@ def _facts() -> list[dict[str, Any]]:
 
 
 async def _blocks(http: httpx.AsyncClient, key: str, memory_id: str) -> list[dict[str, Any]]:
-    response = await http.get(f"/v1/memories/{memory_id}/export", headers=auth(key))
-    assert response.status_code == 200, response.text
-    blocks: list[dict[str, Any]] = response.json()["recall_blocks"]
-    return blocks
+    return await export_part(http, key, memory_id, "recall_blocks")
 
 
 async def test_small_talk_recalls_nothing_and_a_question_recalls_its_fact(
