@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from cli.gateway import build_app
 from config.settings import Settings
+from store.db import Database
 from store.migrate import upgrade_to_head
 
 T = TypeVar("T")
@@ -111,3 +112,15 @@ async def memory_with_a_turn(http: Any, key: str, memory_id: str, user: str = "W
                 "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Gladly."}}]}})
     assert reported.status_code == 200, reported.text
 
+
+@asynccontextmanager
+async def own_deployment(settings: Settings, queue: str) -> AsyncIterator[tuple[Settings, Database]]:
+    """Settings for a deployment of the test's own (a fresh database, a task queue named after `queue`) and a
+    database handle on it, disposed afterwards."""
+    mine = settings.replace(database_url=await fresh_database(settings.database.url),
+                            temporal_task_queue=f"{queue}-" + uuid.uuid4().hex[:8])
+    database = Database(mine.database.url, pool_size=4)
+    try:
+        yield mine, database
+    finally:
+        await database.dispose()

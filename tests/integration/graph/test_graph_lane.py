@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,7 +29,7 @@ from tests.integration.graph.graph_support import graph_of, items, write_note
 from tests.integration.providers.openai_fake import serve_fake_openai
 from tests.integration.workflows.lane_support import new_tenant, scalar
 from tests.integration.workflows.lane_support import signal as signal_lane
-from tests.support import eventually, fresh_database
+from tests.support import eventually, own_deployment
 
 ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2031, 5, 1, 9, 0, tzinfo=UTC)
@@ -49,11 +48,8 @@ NOTES = [
 
 @pytest.fixture(scope="module")
 async def own(settings: Settings) -> AsyncIterator[tuple[Settings, Database]]:
-    mine = settings.replace(database_url=await fresh_database(settings.database.url),
-                            temporal_task_queue="graph-" + uuid.uuid4().hex[:8])
-    database = Database(mine.database.url, pool_size=4)
-    yield mine, database
-    await database.dispose()
+    async with own_deployment(settings, "graph") as deployment:
+        yield deployment
 
 
 async def _write_all(db: Database, tenant_id: str, memory_id: str, batches: list[list[dict[str, Any]]]) -> int:

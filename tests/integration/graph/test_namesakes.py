@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -28,7 +27,7 @@ from tests.integration.graph.graph_support import items, write_note
 from tests.integration.providers.openai_fake import serve_fake_openai
 from tests.integration.workflows.lane_support import new_tenant, scalar
 from tests.integration.workflows.lane_support import signal as signal_lane
-from tests.support import eventually, fresh_database
+from tests.support import eventually, own_deployment
 
 T0 = datetime(2031, 6, 1, 9, 0, tzinfo=UTC)
 
@@ -53,11 +52,8 @@ BATCHES = [
 
 @pytest.fixture(scope="module")
 async def own(settings: Settings) -> AsyncIterator[tuple[Settings, Database]]:
-    mine = settings.replace(database_url=await fresh_database(settings.database.url),
-                            temporal_task_queue="namesakes-" + uuid.uuid4().hex[:8])
-    database = Database(mine.database.url, pool_size=4)
-    yield mine, database
-    await database.dispose()
+    async with own_deployment(settings, "namesakes") as deployment:
+        yield deployment
 
 
 async def _run(settings: Settings, db: Database, client: Client, judge: Judge, memory_id: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,7 +31,7 @@ from store.repositories import episode_store, memories
 from tests.integration.providers.openai_fake import serve_fake_openai
 from tests.integration.workflows.lane_support import add_turn, new_tenant, unprocessed
 from tests.integration.workflows.lane_support import signal as signal_lane
-from tests.support import eventually, fresh_database
+from tests.support import eventually, own_deployment
 
 T0 = datetime(2031, 6, 2, 9, 0, tzinfo=UTC)
 TURNS = [
@@ -48,11 +47,8 @@ CORRECTION, LOOKUP = "ep-3-4", "ep-5-6"
 
 @pytest.fixture(scope="module")
 async def own(settings: Settings) -> AsyncIterator[tuple[Settings, Database]]:
-    mine = settings.replace(database_url=await fresh_database(settings.database.url),
-                            temporal_task_queue="salience-" + uuid.uuid4().hex[:8])
-    database = Database(mine.database.url, pool_size=4)
-    yield mine, database
-    await database.dispose()
+    async with own_deployment(settings, "salience") as deployment:
+        yield deployment
 
 
 async def _converse(db: Database, tenant_id: str, memory_id: str) -> int:
