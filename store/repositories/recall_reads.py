@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, exists, func, or_, select
+from sqlalchemy import Select, and_, bindparam, exists, func, join, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -134,44 +134,40 @@ async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, by: str,
 
 async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
                           ) -> dict[int, RecalledPassage]:
+    """The passages, each with the facts in force that replaced a claim made in its turns (`since`)."""
     if not ids:
         return {}
-    values = {"tenant_id": tenant_id, "memory_pk": memory_pk, "ids": list(ids)}
-    rows = (await session.execute(_passages_statement(), values)).all()
-    if not rows:
-        return {}
-    since: dict[int, list[RecalledFact]] = {}
-    for passage_id, key, fact_id, note, s, o, at, first, last in await session.execute(_since_statement(), values):
-        since.setdefault(passage_id, []).append(RecalledFact(key=key, id=fact_id, note=note, subject=s, object=o,
-                                                             at=at, first_turn=first, last_turn=last))
-    return {i: RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at, since=tuple(since.get(i, ())))
-            for i, t, a, b, at in rows}
-
-
-@functools.cache
-def _since_statement() -> Select[Any]:
-    """For each passage, the facts in force that replaced a claim noted from its turns about something it
-    names (the retired fact's subject or object in its text): an excerpt quoting an earlier value is then
-    shown with the value that replaced it, as a retired fact is."""
-    old, new = aliased(FactRow), aliased(FactRow)
-    names = or_(func.strpos(func.lower(PassageRow.text), func.lower(old.subject)) > 0,
-                func.strpos(func.lower(PassageRow.text), func.lower(old.object)) > 0)
-    return (
-        select(PassageRow.id, new.fact_key, new.id, new.note, new.subject, new.object, new.at, new.first_turn,
-               new.last_turn)
-        .join(old, and_(old.tenant_id == PassageRow.tenant_id, old.memory_pk == PassageRow.memory_pk,
-                        old.retired_by.is_not(None), old.merged_into.is_(None), old.first_turn <= PassageRow.last_turn,
-                        old.last_turn >= PassageRow.first_turn, names))
-        .join(new, and_(new.memory_pk == old.memory_pk, new.fact_key == old.retired_by, new.retired_by.is_(None),
-                        new.merged_into.is_(None)))
-        .where(PassageRow.tenant_id == bindparam("tenant_id"), PassageRow.memory_pk == bindparam("memory_pk"),
-               PassageRow.id.in_(bindparam("ids", expanding=True)))
-        .distinct().order_by(PassageRow.id, new.id)
-    )
+    rows = await session.execute(_passages_statement(), {"tenant_id": tenant_id, "memory_pk": memory_pk,
+                                                          "ids": list(ids)})
+    found: dict[int, RecalledPassage] = {}
+    since: dict[int, dict[str, RecalledFact]] = {}
+    for i, t, a, b, at, key, fact_id, note, subject, obj, fact_at, first, last in rows:
+        found.setdefault(i, RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at))
+        if key is not None:
+            since.setdefault(i, {}).setdefault(key, RecalledFact(
+                key=key, id=fact_id, note=note, subject=subject, object=obj, at=fact_at, first_turn=first,
+                last_turn=last))
+    return {i: replace(p, since=tuple(since[i].values())) if i in since else p for i, p in found.items()}
 
 
 @functools.cache
 def _passages_statement() -> Select[Any]:
-    return (select(PassageRow.id, PassageRow.text, PassageRow.first_turn, PassageRow.last_turn, PassageRow.at)
-            .where(PassageRow.tenant_id == bindparam("tenant_id"), PassageRow.memory_pk == bindparam("memory_pk"),
-                   PassageRow.id.in_(bindparam("ids", expanding=True))))
+    """The passages by id, each joined to the facts in force that replaced a claim noted from its turns about
+    something it names (the retired fact's subject or object in its text): an excerpt quoting an earlier value
+    is then shown with the value that replaced it, as a retired fact is. One statement: the hot path reads it."""
+    old, new = aliased(FactRow), aliased(FactRow)
+    names = or_(func.strpos(func.lower(PassageRow.text), func.lower(old.subject)) > 0,
+                func.strpos(func.lower(PassageRow.text), func.lower(old.object)) > 0)
+    replaced = join(old, new, and_(new.memory_pk == old.memory_pk, new.fact_key == old.retired_by,
+                                   new.retired_by.is_(None), new.merged_into.is_(None)))
+    return (
+        select(PassageRow.id, PassageRow.text, PassageRow.first_turn, PassageRow.last_turn, PassageRow.at,
+               new.fact_key, new.id, new.note, new.subject, new.object, new.at, new.first_turn, new.last_turn)
+        .outerjoin(replaced, and_(old.tenant_id == PassageRow.tenant_id, old.memory_pk == PassageRow.memory_pk,
+                                  old.retired_by.is_not(None), old.merged_into.is_(None),
+                                  old.first_turn <= PassageRow.last_turn, old.last_turn >= PassageRow.first_turn,
+                                  names))
+        .where(PassageRow.tenant_id == bindparam("tenant_id"), PassageRow.memory_pk == bindparam("memory_pk"),
+               PassageRow.id.in_(bindparam("ids", expanding=True)))
+        .order_by(PassageRow.id, new.id)
+    )
