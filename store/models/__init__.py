@@ -16,6 +16,7 @@ from store.models.mechanism import (
 from store.models.recall import RecallBlockRow, RecallWalkRow
 from store.models.tenancy import ApiKeyRow, ModelCeilingRow, SizeRatioRow, TenantRow
 from store.models.upstream import TenantUpstreamRow
+from store.models.users import SourceProfileRow, UserRow
 
 __all__ = [
     "ApiKeyRow",
@@ -39,7 +40,9 @@ __all__ = [
     "ReplacedMessageRow",
     "RecallWalkRow",
     "SizeRatioRow",
+    "SourceProfileRow",
     "TenantRow",
     "TenantUpstreamRow",
     "TraceRow",
+    "UserRow",
 ]

@@ -41,6 +41,14 @@ class MemoryRow(Base):
     # Moves when stored history is rewritten in place (a replaced message, an edit's branch; migration 0021):
     # a history cached at another number is read again whole.
     history_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0", nullable=False)
+    # People (migration 0027): the user this conversation belongs to, fixed at its first call naming one; the
+    # agent that runs it, when the agent says; `user_graph` for the hidden memory holding a user's graph.
+    user_pk: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    agent: Mapped[str | None] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(12), nullable=False, default="conversation",
+                                      server_default="conversation")
+    # The idle gate: messages up to this seq are already searchable from the user's other conversations.
+    idle_through_seq: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0", nullable=False)
 
 
 class MessageRow(Base):

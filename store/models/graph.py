@@ -107,3 +107,6 @@ class PassageRow(Base):
     words: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
     embedding: Mapped[list[float]] = mapped_column(Vector(DIMENSIONS), nullable=False)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # In a user's graph (migration 0027): the conversation whose quiet turns it holds.
+    origin_memory_pk: Mapped[int | None] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="SET NULL"))
+    origin_memory_id: Mapped[str | None] = mapped_column(String(128))

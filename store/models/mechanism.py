@@ -98,6 +98,9 @@ class FactRow(Base):
         CheckConstraint("kind IN ('constraint', 'decision', 'correction', 'dead_end', 'open_question', 'fact')",
                         name="ck_facts_kind"),
         Index("ix_facts_unintegrated", "memory_pk", "id", postgresql_where=text("integrated_at IS NULL")),
+        # A fact is fed into its user's graph once, however often the feeding job is retried.
+        Index("ux_facts_origin", "memory_pk", "origin_memory_id", "origin_fact_key", unique=True,
+              postgresql_where=text("origin_fact_key IS NOT NULL")),
         Index("ix_facts_subject_entity", "memory_pk", "subject_entity_id"),
         Index("ix_facts_object_entity", "memory_pk", "object_entity_id"),
         Index("ix_facts_words", "words", postgresql_using="gin", postgresql_with=GIN_NO_PENDING),
@@ -145,6 +148,11 @@ class FactRow(Base):
     embedding: Mapped[list[float] | None] = mapped_column(Vector(384))
     # The mechanism version of its last change (migration 0013): a reader holding version N reads only later rows.
     changed_version: Mapped[int] = mapped_column(BigInteger, server_default="0", nullable=False)
+    # In a user's graph (migration 0027): the conversation and fact it was fed from. The name outlives the
+    # conversation, so a fact still says where it came from once that memory is erased.
+    origin_memory_pk: Mapped[int | None] = mapped_column(ForeignKey("memories.id", ondelete="SET NULL"))
+    origin_memory_id: Mapped[str | None] = mapped_column(String(128))
+    origin_fact_key: Mapped[str | None] = mapped_column(String(80))
 
 
 class TraceRow(Base):
