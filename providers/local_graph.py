@@ -142,7 +142,11 @@ def _mentions(note: str, name: str) -> bool:
     """Every word of the name is in the note: the entity is still spoken of."""
     wanted, said = words(name), words(note)
     need = wanted.content | wanted.numbers
-    return bool(need) and need <= said.content | said.numbers
+    if not need or not need <= said.content | said.numbers:
+        return False
+    # A name of a number and stopwords ("May 19") is spoken of only with those words too: a bare 19 may be
+    # another date's day.
+    return bool(wanted.content) or wanted.all_stems <= said.all_stems
 
 
 def _differs(a: str, b: str) -> bool:

@@ -43,6 +43,12 @@ BOTH_STAND = [
                "month.", "Gina", "Unfortunately")),
 ]
 
+# Two orders whose dates share a day: "May" is a stopword, so only the day was left to say the older date is
+# mentioned, and the other order's "March 19" retired "May 19".
+BOTH_STAND.append(
+    (FactClaim("Order ORD-57107 now ships on May 19.", "ORD-57107", "May 19"),
+     FactClaim("Order ORD-50350 ships from the Lisbon warehouse on March 19.", "ORD-50350", "March 19")))
+
 REPLACED = [
     (FactClaim("The launch is on 3 March.", "launch", "3 March"),
      FactClaim("The launch moves from 3 to 10 March.", "launch", "10 March")),
