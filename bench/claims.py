@@ -149,8 +149,9 @@ class Tally:
                     where = _where(request, item.old)
                     self.old_alone_in[where] = self.old_alone_in.get(where, 0) + 1
                     said = next(str(m.get("content")) for m in request["messages"] if item.old in str(m.get("content")))
+                    at = said.index(item.old)
                     self.old_alone_detail.append({"turn": turn.number, "corrected_in": item.turn, "where": where,
-                                                  "text": said[:300]})
+                                                  "old": item.old, "text": said[max(0, at - 250):at + 150]})
                 if item.back == turn.number:
                     self.returns += 1
                     self.recalled += item.shows in text

@@ -2,13 +2,17 @@
 
 Whole messages are joined while they fit; a message too long for one passage is windowed with an overlap,
 so a sentence cut at one window's edge is whole in the next. Tool outputs are messages like any other.
+The note calls and their answers are left out: they restate the leaving turns in the model's words, and a fact
+the graph has since retired would come back through them, quoted as if it were still the record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
+from engine.blocks.note_ask import NOTE_TOOL_NAME
 from engine.messages import StoredMessage
 from engine.texts import message_text
 
@@ -43,6 +47,43 @@ def _windows(text: str, size: int, overlap: int) -> list[str]:
         start = max(end - overlap, start + 1)
 
 
+def _note_call_ids(messages: Sequence[StoredMessage]) -> set[str]:
+    ids: set[str] = set()
+    for message in messages:
+        body = message.body
+        for call in body.get("tool_calls") or []:  # Chat Completions
+            if isinstance(call, Mapping) and (call.get("function") or {}).get("name") == NOTE_TOOL_NAME:
+                ids.add(str(call.get("id")))
+        if body.get("type") == "function_call" and body.get("name") == NOTE_TOOL_NAME:  # Responses
+            ids.add(str(body.get("call_id")))
+        for part in body.get("content") if isinstance(body.get("content"), list) else []:  # Messages
+            if isinstance(part, Mapping) and part.get("type") == "tool_use" and part.get("name") == NOTE_TOOL_NAME:
+                ids.add(str(part.get("id")))
+    return ids
+
+
+def _without_notes(message: StoredMessage, ids: set[str]) -> StoredMessage | None:
+    """The message without its note calls and their answers; None when nothing else is left."""
+    body: dict[str, Any] = dict(message.body)
+    if str(body.get("tool_call_id", body.get("call_id"))) in ids and (
+            body.get("role") == "tool" or body.get("type") in ("function_call", "function_call_output")):
+        return None
+    if isinstance(body.get("tool_calls"), list):
+        body["tool_calls"] = [c for c in body["tool_calls"] if not (isinstance(c, Mapping) and str(c.get("id")) in ids)]
+        if not body["tool_calls"]:
+            del body["tool_calls"]
+            if not body.get("content"):
+                return None
+    if isinstance(body.get("content"), list):
+        kept = [p for p in body["content"] if not (isinstance(p, Mapping) and (
+            (p.get("type") == "tool_use" and str(p.get("id")) in ids)
+            or (p.get("type") == "tool_result" and str(p.get("tool_use_id")) in ids)))]
+        if not kept and body["content"]:
+            return None
+        body["content"] = kept
+    return replace(message, body=body) if body != message.body else message
+
+
 def cut_passages(
     messages: Sequence[StoredMessage], *, size: int = PASSAGE_CHARS, overlap: int = PASSAGE_OVERLAP
 ) -> list[PassageText]:
@@ -51,6 +92,7 @@ def cut_passages(
         raise ValueError("overlap must be at least 0 and less than size")
     out: list[PassageText] = []
     group: list[tuple[StoredMessage, str]] = []
+    notes = _note_call_ids(messages)
 
     def flush() -> None:
         if group:
@@ -59,7 +101,10 @@ def cut_passages(
                                    "\n".join(text for _, text in group)))
             group.clear()
 
-    for message in messages:
+    for said in messages:
+        message = _without_notes(said, notes) if notes else said
+        if message is None:
+            continue
         text = message_text(message)
         if len(text) > size:
             flush()
