@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "Words",
@@ -153,7 +154,9 @@ class Words:
     all_stems: frozenset[str]
 
 
+@lru_cache(maxsize=4096)
 def words(text: str) -> Words:
+    # Cached: the judge reads the same facts' notes again on every recall of a memory.
     tokens = [token.lower().replace("’", "'") for token in _TOKEN.findall(text)]
     numbers = {t.rstrip(".,") for t in tokens if _NUMBER.match(t)}
     negations = sum(1 for t in tokens if t in NEGATORS or t.endswith("n't"))

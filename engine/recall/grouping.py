@@ -101,11 +101,21 @@ def _with_replacements(items: Sequence[Recalled]) -> list[Recalled]:
 
 
 def trim(items: Sequence[Recalled], fits: Callable[[Sequence[Recalled]], bool]) -> list[Recalled]:
-    """The best-ranked items that fit: the lowest-ranked go first (a retired fact goes with its replacement)."""
+    """The best-ranked items that fit: the lowest-ranked go first (a retired fact goes with its replacement).
+
+    What is kept is the longest fitting prefix (with replacements), found by halving: each `fits` renders and
+    counts the whole block, so dropping one item at a time cost a render per item on every recall."""
     kept = list(items)
-    while kept and not fits(kept):
-        kept = _with_replacements(kept[:-1])
-    return kept
+    if not kept or fits(kept):
+        return kept
+    fitting, too_long = 0, len(kept)  # the empty block always fits
+    while too_long - fitting > 1:
+        middle = (fitting + too_long) // 2
+        if fits(_with_replacements(kept[:middle])):
+            fitting = middle
+        else:
+            too_long = middle
+    return _with_replacements(kept[:fitting])
 
 
 def _neighbourhoods(facts: Sequence[RecalledFact]) -> list[list[RecalledFact]]:

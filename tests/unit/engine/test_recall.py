@@ -184,6 +184,31 @@ def test_the_block_keeps_to_its_budget_by_trimming_the_lowest_ranked() -> None:
     assert recall_block(facts, budget=10, count_text=count) == (None, [])
 
 
+def _trim_one_by_one(items: Sequence[Any], fits: Any) -> list[Any]:
+    from engine.recall.grouping import _with_replacements
+
+    kept = list(items)
+    while kept and not fits(kept):
+        kept = _with_replacements(kept[:-1])
+    return kept
+
+
+@given(st.lists(st.tuples(st.integers(1, 60), st.integers(-1, 30)), max_size=25), st.integers(0, 600))
+def test_trimming_by_halves_keeps_what_dropping_one_at_a_time_keeps(shape: list[tuple[int, int]],
+                                                                    budget: int) -> None:
+    """Retired facts among them (each names a later-listed or earlier one as its replacement), sizes varied."""
+    from engine.recall.grouping import trim
+
+    items = [RecalledFact(f"f{i}", i, "x" * size, "A", f"B{i}", T0, i, i,
+                          retired_by=f"f{by}" if 0 <= by < len(shape) and by != i else None)
+             for i, (size, by) in enumerate(shape)]
+
+    def fits(kept: Sequence[Any]) -> bool:
+        return sum(len(f.note) for f in kept) <= budget
+
+    assert trim(items, fits) == _trim_one_by_one(items, fits)
+
+
 # --- decorate ------------------------------------------------------------------------------------------
 
 def _sealed_memory() -> tuple[list[dict], StoredMemory, Fact]:
