@@ -9,7 +9,11 @@ history in view, recall block)? The same conversation is scored for truncation (
 ceiling), plain vector search over all messages (top 5, same embedder, numpy) and mem0 (infer off, same embedder,
 on the stack's own Postgres with pgvector), each with the newest messages filling the rest of the ceiling.
 
-    .venv/bin/python bench/recall.py [--quick] [--seed 7] [--ceiling 6000] [--no-mem0]
+    .venv/bin/python bench/recall.py [--quick] [--seed 7] [--ceiling 6000] [--no-mem0] [--pause 1] \
+        [--lane-wait-budget 0]
+
+`--lane-wait-budget 0` sends every turn at once after the last (no wait for the lane before questions);
+`--pause S` waits S seconds after each turn. `taskset -c 0` before it pins the whole stack to one core.
 
 Prints, per question kind, the share of questions whose answer is in front of the model, how often a changed
 fact's old value is shown without the new one, recall block tokens (p50/p90) and the block's precision; writes
@@ -39,7 +43,7 @@ from recall_baselines import Baselines  # noqa: E402
 from recall_conversation import Conversation, Fact, Turn, generate  # noqa: E402
 from recall_diagnosis import Diagnosis  # noqa: E402
 from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
-from stack import RESULTS, start_clocked_stack, stop_stack  # noqa: E402
+from stack import RESULTS, cpu_facts, start_clocked_stack, stop_stack  # noqa: E402
 
 from providers.embedder import LocalEmbedder  # noqa: E402
 from providers.tokens import TiktokenCounter  # noqa: E402
@@ -170,6 +174,8 @@ def main() -> None:
     parser.add_argument("--ceiling", type=int, default=6000)
     parser.add_argument("--turns", type=int, default=None)
     parser.add_argument("--no-mem0", action="store_true", help="leave the mem0 peer out")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds between a turn's report and the next user message (a person reading)")
     parser.add_argument("--lane-wait-budget", type=float, default=None,
                         help="most seconds, in all, spent waiting before questions for the lane to catch up "
                              "(at most 60 s a question; default 300 with --quick, else 600)")
@@ -238,6 +244,8 @@ def main() -> None:
                     wanted = [conversation.facts[f] for f in (*question.answers, *question.olds)] if question else []
                     lethe.block(question.kind if question else None, block, wanted, turn.user)
                 baselines.add_turn(turn)
+                if args.pause:
+                    time.sleep(args.pause)
                 if turn.number % 20 == 0:
                     print(f"turn {turn.number}/{len(conversation.turns)} "
                           f"({time.monotonic() - started:.0f} s)", flush=True)
@@ -250,6 +258,8 @@ def main() -> None:
 
     results: dict[str, Any] = {
         "seed": args.seed, "turns": turns, "ceiling_tokens": args.ceiling, "quick": args.quick,
+        "pause_seconds": args.pause, "lane_wait_budget_seconds": args.lane_wait_budget,
+        "cpu_affinity": sorted(os.sched_getaffinity(0)),
         "questions": {k: sum(q.kind == k for q in conversation.questions)
                       for k in ("direct", "paraphrased", "two_hop")},
         "planted_facts": sum(not f.everyday for f in conversation.facts.values()),
@@ -264,7 +274,7 @@ def main() -> None:
         "lethe_recent_fact_in_front": round(sum(control) / len(control), 3) if control else None,
         "approaches": {"lethe": lethe.summary(), **baselines.summaries()},
         "mem0": baselines.mem0_info(),
-        "machine": {"cpus": os.cpu_count()},
+        "machine": cpu_facts(),
     }
     if state["turns"] != turns:  # the note-taker answers by turn number: they must be the same as Lethe's
         print(f"WARNING: Lethe counted {state['turns']} turns, the conversation has {turns}", flush=True)
