@@ -31,7 +31,7 @@ from contracts.lane_types import (
 from engine.config import MechanismConfig
 from providers.judge import Judge
 from store.db import Database
-from store.repositories import lane, outbox
+from store.repositories import idle, lane, outbox
 
 __all__ = ["LaneActivities", "NoteAskPolicy"]
 
@@ -202,6 +202,8 @@ class LaneActivities:
             if pk is None:
                 return MemoryStatus(exists=False)
             f = await lane.figures(session, tenant_id=tenant_id, memory_pk=pk)
+            owed = f.last_user_message_at is not None and await idle.idle_owed(session, tenant_id=tenant_id,
+                                                                                memory_pk=pk)
         since = f.note_ask_since
         return MemoryStatus(
             last_turn=f.last_turn,
@@ -217,4 +219,5 @@ class LaneActivities:
             leaving_episodes=f.leaving_episodes,
             backlog=f.backlog,
             parked_jobs=f.parked_jobs,
+            idle_due_at=f.last_user_message_at + self.config.user_idle if owed and f.last_user_message_at else None,
         )

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from temporalio import activity
 
+from activities.idle import IdleActivities
 from activities.tracing import job_span
 from contracts.lane_types import JobInput
 from providers.embedder import Embedder
@@ -30,7 +31,9 @@ class RecallActivities:
     config: RecallConfig = field(default_factory=RecallConfig)
 
     def all(self) -> list[object]:
-        return [self.prepare_recall, self.distill_recall]
+        # The idle gate rides with recall's jobs: it needs the same embedder, and feeds recall across conversations.
+        gate = IdleActivities(self.db, self.embedder, language=self.config.language)
+        return [self.prepare_recall, self.distill_recall, *gate.all()]
 
     @activity.defn
     async def prepare_recall(self, params: JobInput) -> int:

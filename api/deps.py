@@ -29,6 +29,7 @@ __all__ = [
     "ServicesDep",
     "HotPathDep",
     "MemoryIdDep",
+    "UserHeader",
     "OptionsDep",
     "ProxyDep",
     "RelayDep",
@@ -151,4 +152,6 @@ TenantDep = Annotated[str, Depends(_tenant)]
 AnthropicTenantDep = Annotated[str, Depends(_tenant_by_either)]
 AdminDep = Annotated[None, Depends(_admin)]
 MemoryIdDep = Annotated[str, Depends(_memory_id)]
+# The person the memory belongs to (fixed at the first call naming one): whose graph it feeds and recalls.
+UserHeader = Annotated[str | None, Header(alias="X-Lethe-User", pattern=MEMORY_ID_PATTERN.pattern, max_length=100)]
 ClockDep = Annotated[Clock, Depends(_clock)]

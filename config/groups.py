@@ -136,6 +136,9 @@ class MechanismSettings(Group):
     # An unanswered note ask shows as pending (LetheNoteAskPending) after this many calls or minutes.
     note_ask_pending_calls: int = Field(default=3, ge=1)
     note_ask_pending_minutes: float = Field(default=30.0, ge=0)
+    # The idle gate (issue #37): a conversation of a user with no user message for this long hands its new
+    # turns to the user's graph (LETHE_USER_IDLE_MINUTES).
+    user_idle_minutes: float = Field(default=30.0, gt=0)
     # Claim kinds weigh in what stays in front of the model (engine.claims); off for comparison (LETHE_CLAIM_KINDS).
     claim_kinds: bool = True
     # Salience (engine/salience.py): off, every episode's encoding counts 1 and the lane judges no acts

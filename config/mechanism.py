@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from config.settings import Settings
 from engine.config import MechanismConfig
 from engine.context_windows import KNOWN_CONTEXT_WINDOWS
@@ -27,4 +29,5 @@ def mechanism_config(settings: Settings) -> MechanismConfig:
         recall_lead_on_level=_LEVELS[settings.recall.lead_on_level],
         claim_kinds=settings.mechanism.claim_kinds,
         salience=settings.mechanism.salience,
+        user_idle=timedelta(minutes=settings.mechanism.user_idle_minutes),
     )

@@ -14,6 +14,7 @@ from datetime import datetime
 __all__ = [
     "EventRef",
     "FetchEventsInput",
+    "IdleInput",
     "JobInput",
     "MemoryRef",
     "MemoryStatus",
@@ -60,6 +61,15 @@ class JobInput:
 
     memory: MemoryRef
     event: EventRef
+
+
+@dataclass(frozen=True)
+class IdleInput:
+    """Make the turns of a quiet conversation, up to its user message at `for_user_message_at`, searchable from
+    the user's graph."""
+
+    memory: MemoryRef
+    for_user_message_at: datetime
 
 
 @dataclass(frozen=True)
@@ -111,3 +121,6 @@ class MemoryStatus:
     backlog: int = 0
     parked_jobs: int = 0
     exists: bool = True
+    # The idle gate (issue #37): due at last_user_message_at + the idle period, for a conversation of a user
+    # holding turns not yet searchable from the user's graph; None when nothing is owed.
+    idle_due_at: datetime | None = None

@@ -24,6 +24,8 @@ class MechanismConfig:
     known_ceilings: tuple[tuple[str, int], ...] = ()
     # A user message after this much silence sleeps before the reply.
     sleep_after: timedelta = timedelta(hours=24)
+    # A conversation of a user this long without a user message goes quiet (the idle gate, issue #37).
+    user_idle: timedelta = timedelta(minutes=30)
     # The landing sits at this share of the budget unless two typical turns would not fit above it.
     landing_fraction: float = 0.5
     # An episode may be at most this share of the budget, so a fade can pick finely...

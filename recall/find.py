@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cachetools import LRUCache
+from cachetools import LRUCache, TTLCache
 
 from engine.messages import item_kind
 from engine.recall.grouping import Recalled
@@ -36,7 +36,7 @@ from store.db import Database
 from store.repositories import recall_graph, recall_reads
 from store.repositories.recall_search import Candidates
 
-__all__ = ["Found", "Recaller", "new_user_text", "ranked_items"]
+__all__ = ["Found", "Recaller", "merged", "new_user_text", "ranked_items"]
 
 log = logging.getLogger(__name__)
 
@@ -72,19 +72,39 @@ class Recaller:
     # of after it. A memory erased and made again has a new pk, which the first read tells (the search then
     # runs again with it).
     pks: LRUCache[tuple[str, str], int] = field(default_factory=lambda: LRUCache(maxsize=10_000))
+    # Whether a memory with a user recalls from the user's graph too (issue #37).
+    across: bool = True
+    # Memories found to have no user: not looked up again for a minute. A memory gets its user from a call that
+    # names one, which looks again; the minute covers a call through another gateway replica.
+    userless: TTLCache[tuple[str, str], bool] = field(default_factory=lambda: TTLCache(maxsize=10_000, ttl=60))
 
     async def find(self, db: Database, *, tenant_id: str, memory_id: str,
-                   history: Sequence[Mapping[str, Any]]) -> Found | None:
+                   history: Sequence[Mapping[str, Any]], user_id: str | None = None) -> Found | None:
         """What recall found for the request's new user message, all of it within the deadline: past it, the
         prepared walk's kept facts and whatever search hits are done (provenance `hits` when the searches
         were done and the walk was not, `partial` when the searches were cut short), else no block. Never
-        raises for a deadline: decorate goes on without recall."""
+        raises for a deadline: decorate goes on without recall.
+
+        A memory with a user (bound, or named by this call: `user_id`) recalls from its own memory first, then
+        from the user's graph, both under the one deadline (`recall.across`)."""
         text = new_user_text(history)
         if not text or not text.strip():
             return None
+        ends = asyncio.get_running_loop().time() + self.config.deadline_seconds
+        own = self.find_in(db, tenant_id=tenant_id, memory_id=memory_id, history=history, text=text, ends=ends)
+        if not self.across:
+            return await own
+        from recall.across import find_across  # recall.across builds on this module
+        across = find_across(self, db, tenant_id=tenant_id, memory_id=memory_id, history=history, text=text,
+                             ends=ends, user_id=user_id)
+        found, crossed = await asyncio.gather(own, across)
+        return merged(found, crossed)
+
+    async def find_in(self, db: Database, *, tenant_id: str, memory_id: str, history: Sequence[Mapping[str, Any]],
+                      text: str, ends: float) -> Found | None:
+        """Recall from one memory (a conversation, or a user's graph) until `ends` (the event loop's time)."""
         deadline = self.config.deadline_seconds
         loop = asyncio.get_running_loop()
-        ends = loop.time() + deadline
         progress = Progress()
         # A task waited on, not awaited under a timeout: past the deadline it is cancelled and left to unwind
         # (a cancelled query's rollback) on its own, so that unwinding never counts against the deadline.
@@ -194,6 +214,15 @@ class Recaller:
             facts = await recall_reads.facts_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=fact_ids)
             passages = await recall_reads.passages_by_ids(session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids)
         return ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of)
+
+
+def merged(own: Found | None, crossed: Found | None) -> Found | None:
+    """This memory's finds first, then the user's graph's: what this conversation holds outranks the others."""
+    if own is None or not own.items:
+        return crossed if crossed is not None and crossed.items else own
+    if crossed is None or not crossed.items:
+        return own
+    return replace(own, items=[*own.items, *crossed.items])
 
 
 def ranked_items(fact_ids: Sequence[int], facts: Mapping[int, Any], passage_ids: Sequence[int],

@@ -38,6 +38,7 @@ from service.memory_cache import CachedMemory, History, MemoryContents
 from service.metrics import count_cache, count_recall
 from service.notes import note_answer, record_facts_written, take_note
 from service.shapes import parse_request, role_of
+from service.users import bind_user
 from store.db import StoreSession
 from store.records import MemoryRecord
 from store.repositories import (
@@ -90,7 +91,7 @@ class _Call:
 
 async def decorate(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None,
-    shape: str | None = None,
+    shape: str | None = None, user_id: str | None = None,
 ) -> bytes:
     """The one entry point of decorate, for the route and for anything else that decorates (a proxy):
     the answer's JSON (`DecorateResponse`), encoded once, so what is sent is what a retry gets back.
@@ -104,12 +105,14 @@ async def decorate(
     # call stores its messages, reads the memory, plans it and saves the plan. It reads only what is committed
     # (the turn before), as it would have before the lock.
     finding = asyncio.ensure_future(
-        ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history)
+        ctx.recaller.find(ctx.db, tenant_id=tenant_id, memory_id=memory_id, history=call.history, user_id=user_id)
     ) if ctx.recaller is not None else None
     try:
         async with ctx.db.session() as session, session.begin():
             memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id)
             locked = time.perf_counter()
+            if user_id is not None:
+                await bind_user(session, tenant_id=tenant_id, memory=memory, user_id=user_id)
             if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
                 return replay
             now = clock.advance(memory.latest_at)

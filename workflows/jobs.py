@@ -17,6 +17,7 @@ __all__ = [
     "DISTILL_RECALL",
     "EVENT_JOBS",
     "GRAPH_PATCH",
+    "INDEX_QUIET_TURNS",
     "JOBS_BY_KIND",
     "JUDGE_SALIENCE",
     "Job",
@@ -29,6 +30,7 @@ __all__ = [
     "SCORE_BOUNDARIES",
     "SCORE_TRACES",
     "UPDATE_GRAPH",
+    "USER_IDLE_PATCH",
     "job_named",
     "jobs_for",
 ]
@@ -116,6 +118,12 @@ SALIENCE_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
     "report": (JUDGE_SALIENCE,),
 }
 SALIENCE_PATCH = "salience"
+
+
+# The idle gate (workflow patch `USER_IDLE_PATCH`, issue #37): not triggered by an event, the workflow's timer
+# runs it when a conversation of a user has had no user message for the idle period.
+INDEX_QUIET_TURNS = Job("index_quiet_turns", timedelta(minutes=5), DATABASE_RETRY)
+USER_IDLE_PATCH = "user-idle-gate"
 
 
 # Every job the lane runs for an event, by its activity's name: what a retry of a parked job may name

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.lane_types import (
         EventRef,
         FetchEventsInput,
+        IdleInput,
         JobInput,
         MemoryRef,
         MemoryStatus,
@@ -33,18 +34,20 @@ with workflow.unsafe.imports_passed_through():
     from workflows.details import describe
     from workflows.jobs import (
         GRAPH_PATCH,
+        INDEX_QUIET_TURNS,
         LANE_RETRY,
         PREPARE_RECALL,
         PREPARE_SLEEP,
         RECALL_AHEAD_PATCH,
         RECALL_PATCH,
         SALIENCE_PATCH,
+        USER_IDLE_PATCH,
         Job,
         job_named,
         jobs_for,
     )
     from workflows.state import LaneState, MemoryWorkflowInput
-    from workflows.timers import WakeTimer, note_ask_due, note_ask_pending, sleep_due
+    from workflows.timers import WakeTimer, idle_due, note_ask_due, note_ask_pending, sleep_due
 
 __all__ = ["EVENTS_SIGNAL", "LaneState", "MemoryWorkflow", "MemoryWorkflowInput", "workflow_id"]
 
@@ -67,6 +70,8 @@ class MemoryWorkflow:
         self.ahead_busy = False
         self.stopping = False
         self.ahead_task: asyncio.Task[None] | None = None
+        # The idle gate's timer (issue #37): off for histories recorded before it.
+        self.idle = False
 
     @workflow.signal(name=EVENTS_SIGNAL)
     def events(self, newest_seq: int) -> None:
@@ -95,10 +100,12 @@ class MemoryWorkflow:
         self.ahead = workflow.patched(RECALL_AHEAD_PATCH)
         if self.ahead:
             self.ahead_task = asyncio.create_task(self._recall_ahead())
+        self.idle = workflow.patched(USER_IDLE_PATCH)
         while True:
             self.timer.move(
                 sleep_due(self.state.status, self.state.sleep_tried_for),
                 note_ask_due(self.state.status, workflow.now()),
+                idle_due(self.state.status, self.state.idle_done_for) if self.idle else None,
             )
             deadline_passed = await self.timer.wait(
                 lambda: self._has_work() or bool(self.state.retries) or self._should_continue())
@@ -188,7 +195,7 @@ class MemoryWorkflow:
                         result_type=MemoryStatus, start_to_close_timeout=LANE_TIMEOUT, retry_policy=LANE_RETRY))
             self.state.retries.pop(0)
 
-    async def _run_job(self, job: Job, argument: JobInput | SleepInput, *, seq: int,
+    async def _run_job(self, job: Job, argument: JobInput | SleepInput | IdleInput, *, seq: int,
                        retried: bool = False) -> MemoryStatus | int | None:
         """Run one job; one that keeps failing is parked (recorded, shown) and the lane moves on."""
         try:
@@ -224,7 +231,23 @@ class MemoryWorkflow:
                                            seq=self.state.done_seq)
             if isinstance(prepared, MemoryStatus):
                 self._take(prepared)
+        if self.idle:
+            await self._on_quiet()
         self._show()  # a note ask may have turned pending by time alone
+
+    async def _on_quiet(self) -> None:
+        """The idle gate: the quiet conversation's new turns go to its user's graph, once per user message (a
+        parked gate is not retried in a loop; the next quiet stretch hands them over with its own)."""
+        status = self.state.status
+        due = idle_due(status, self.state.idle_done_for)
+        if status is None or due is None or workflow.now() < due:
+            return
+        at = status.last_user_message_at
+        assert at is not None  # idle_due returns a deadline only with a user message
+        self.state.idle_done_for = at
+        workflow.set_current_details(f"quiet since {at:%Y-%m-%d %H:%M} UTC: handing its turns to the user's graph")
+        await self._run_job(INDEX_QUIET_TURNS, IdleInput(memory=self.memory, for_user_message_at=at),
+                            seq=self.state.done_seq)
 
     def _take(self, status: MemoryStatus) -> None:
         self.state.status = status

@@ -28,6 +28,8 @@ class LaneState:
     status: MemoryStatus | None = None
     # The user message whose sleep the lane last tried to prepare (so a parked one is not retried in a loop).
     sleep_tried_for: datetime | None = None
+    # The user message whose quiet stretch the idle gate last ran for (issue #37).
+    idle_done_for: datetime | None = None
     # Parked jobs an operator asked to run again, in the order asked: (seq, event kind, job).
     retries: list[tuple[int, str, str]] = field(default_factory=list)
 

@@ -15,7 +15,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts.lane_types import MemoryStatus
 
-__all__ = ["WakeTimer", "note_ask_due", "note_ask_pending", "sleep_due"]
+__all__ = ["WakeTimer", "idle_due", "note_ask_due", "note_ask_pending", "sleep_due"]
 
 
 def sleep_due(status: MemoryStatus | None, tried_for: datetime | None) -> datetime | None:
@@ -28,6 +28,16 @@ def sleep_due(status: MemoryStatus | None, tried_for: datetime | None) -> dateti
     if tried_for is not None and tried_for >= last:
         return None  # tried and parked: wait for the next user message rather than loop
     return status.sleep_due_at
+
+
+def idle_due(status: MemoryStatus | None, done_for: datetime | None) -> datetime | None:
+    """When the conversation goes quiet (the idle gate), or None when nothing is owed or the gate already ran
+    for its last user message (a later reply waits for the next quiet stretch, rather than loop)."""
+    if status is None or status.idle_due_at is None or status.last_user_message_at is None:
+        return None
+    if done_for is not None and done_for >= status.last_user_message_at:
+        return None
+    return status.idle_due_at
 
 
 def note_ask_pending(status: MemoryStatus | None, now: datetime) -> bool:

@@ -17,6 +17,7 @@ from api.deps import (
     RelayDep,
     ServicesDep,
     TenantDep,
+    UserHeader,
 )
 from api.encoding import JSONBytes
 from api.openapi import BODY, TENANT, errors, json_body
@@ -47,12 +48,13 @@ async def _json_body(request: Request) -> Any:
 async def decorate(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
-    shape: ShapeHeader = None,
+    shape: ShapeHeader = None, user: UserHeader = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     async with request.app.state.limits.decorating(tenant_id):
         answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
-                                                 clock=clock, idempotency_key=idempotency_key, shape=shape)
+                                                 clock=clock, idempotency_key=idempotency_key, shape=shape,
+                                                 user_id=user)
     relay.wake()
     return JSONBytes(answer)
 
@@ -62,10 +64,11 @@ async def decorate(
 async def report(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
+    user: UserHeader = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     answer = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
-                                         clock=clock, idempotency_key=idempotency_key)
+                                         clock=clock, idempotency_key=idempotency_key, user_id=user)
     relay.wake()
     return JSONBytes(answer)
 

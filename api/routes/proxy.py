@@ -16,7 +16,7 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response, StreamingResponse
 
-from api.deps import AnthropicTenantDep, ClockDep, HotPathDep, MemoryIdDep, OptionsDep, RelayDep, TenantDep
+from api.deps import AnthropicTenantDep, ClockDep, HotPathDep, MemoryIdDep, OptionsDep, RelayDep, TenantDep, UserHeader
 from api.encoding import JSONBytes
 from api.openapi import BODY, PROXIED, TENANT, UPSTREAM_ERRORS, errors, json_body
 from api.schemas import MEMORY_ID_PATTERN
@@ -73,14 +73,15 @@ class _Caller:
     upstream_url: str | None
     upstream_key: str | None
     idempotency_key: str | None
+    user_id: str | None
 
 
 async def _caller(
     tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep, options: OptionsDep,
     upstream_url: UpstreamURL = None,  # type: ignore[assignment]
-    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
+    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None, user: UserHeader = None,
 ) -> _Caller:
-    return _Caller(tenant_id, hot_path, relay, clock, options, upstream_url, upstream_key, idempotency_key)
+    return _Caller(tenant_id, hot_path, relay, clock, options, upstream_url, upstream_key, idempotency_key, user)
 
 
 CallerDep = Annotated[_Caller, Depends(_caller)]
@@ -89,9 +90,9 @@ CallerDep = Annotated[_Caller, Depends(_caller)]
 async def _anthropic_caller(
     tenant_id: AnthropicTenantDep, hot_path: HotPathDep, relay: RelayDep, clock: ClockDep, options: OptionsDep,
     upstream_url: UpstreamURL = None,  # type: ignore[assignment]
-    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None,
+    upstream_key: UpstreamKey = None, idempotency_key: IdempotencyKey = None, user: UserHeader = None,
 ) -> _Caller:
-    return _Caller(tenant_id, hot_path, relay, clock, options, upstream_url, upstream_key, idempotency_key)
+    return _Caller(tenant_id, hot_path, relay, clock, options, upstream_url, upstream_key, idempotency_key, user)
 
 
 AnthropicCallerDep = Annotated[_Caller, Depends(_anthropic_caller)]
@@ -107,7 +108,7 @@ async def _proxy(shape: str, request: Request, memory_id: str, caller: _Caller) 
                                 default_base_url=ANTHROPIC_BASE_URL if anthropic else DEFAULT_BASE_URL)
     call = ProxyCall(hot_path=caller.hot_path, relay=caller.relay, upstream=await proxy.pool.get(target),
                      tenant_id=caller.tenant_id, memory_id=memory_id, clock=caller.clock, shape=shape, body=body,
-                     idempotency_key=caller.idempotency_key,
+                     idempotency_key=caller.idempotency_key, user_id=caller.user_id,
                      anthropic_version=request.headers.get("anthropic-version") if anthropic else None,
                      anthropic_beta=request.headers.get("anthropic-beta") if anthropic else None)
     streamed = bool(body.get("stream"))

@@ -109,8 +109,11 @@ class _Calls:
     def __init__(self, api_key: str, max_retries: int) -> None:
         self.api_key, self.max_retries = api_key, max_retries
 
-    def headers(self, *, idempotency_key: str | None = None, now: str | None = None) -> dict[str, str]:
+    def headers(self, *, idempotency_key: str | None = None, now: str | None = None,
+                user: str | None = None) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self.api_key}"}
+        if user:  # the person the memory belongs to: fixed at the first call that names one
+            headers["X-Lethe-User"] = user
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         if now:
@@ -156,16 +159,16 @@ class Lethe(_Calls):
         raise AssertionError("unreachable")
 
     def decorate(self, memory_id: str, request: dict[str, Any], *, idempotency_key: str | None = None,
-                 now: str | None = None) -> DecorateResult:
+                 now: str | None = None, user: str | None = None) -> DecorateResult:
         answer = self._send("POST", f"/v1/memories/{memory_id}/decorate", json=request,
-                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now))
+                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
         return DecorateResult.model_validate(answer.json())
 
     def report(self, memory_id: str, decorate_id: str, response: Any, *, idempotency_key: str | None = None,
-               now: str | None = None) -> ReportResult:
+               now: str | None = None, user: str | None = None) -> ReportResult:
         answer = self._send("POST", f"/v1/memories/{memory_id}/report",
                             json={"decorate_id": decorate_id, "response": _as_dict(response)},
-                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now))
+                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
         return ReportResult.model_validate(answer.json())
 
     def state(self, memory_id: str) -> MemoryState:
@@ -240,16 +243,16 @@ class AsyncLethe(_Calls):
         raise AssertionError("unreachable")
 
     async def decorate(self, memory_id: str, request: dict[str, Any], *, idempotency_key: str | None = None,
-                       now: str | None = None) -> DecorateResult:
+                       now: str | None = None, user: str | None = None) -> DecorateResult:
         answer = await self._send("POST", f"/v1/memories/{memory_id}/decorate", json=request,
-                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now))
+                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
         return DecorateResult.model_validate(answer.json())
 
     async def report(self, memory_id: str, decorate_id: str, response: Any, *, idempotency_key: str | None = None,
-                     now: str | None = None) -> ReportResult:
+                     now: str | None = None, user: str | None = None) -> ReportResult:
         answer = await self._send("POST", f"/v1/memories/{memory_id}/report",
                                   json={"decorate_id": decorate_id, "response": _as_dict(response)},
-                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now))
+                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
         return ReportResult.model_validate(answer.json())
 
     async def state(self, memory_id: str) -> MemoryState:
@@ -316,17 +319,17 @@ def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 class _Create:
-    def __init__(self, create: Any, lethe: Lethe | AsyncLethe, memory_id: str) -> None:
-        self._create, self._lethe, self._memory_id = create, lethe, memory_id
+    def __init__(self, create: Any, lethe: Lethe | AsyncLethe, memory_id: str, user: str | None = None) -> None:
+        self._create, self._lethe, self._memory_id, self._user = create, lethe, memory_id, user
 
     def create(self, **kwargs: Any) -> Any:
         if isinstance(self._lethe, AsyncLethe):
             return self._acreate(**kwargs)
         request, options = _split(kwargs)
         for _ in range(_MAX_CALLS):
-            decorated = self._lethe.decorate(self._memory_id, request)
+            decorated = self._lethe.decorate(self._memory_id, request, user=self._user)
             raw = self._create(**decorated.request, **options)
-            reported = self._lethe.report(self._memory_id, decorated.decorate_id, raw)
+            reported = self._lethe.report(self._memory_id, decorated.decorate_id, raw, user=self._user)
             if not reported.needs_continuation:
                 break
         return type(raw).construct(**reported.response)  # as the SDK builds its own answers: leniently
@@ -335,9 +338,9 @@ class _Create:
         assert isinstance(self._lethe, AsyncLethe)
         request, options = _split(kwargs)
         for _ in range(_MAX_CALLS):
-            decorated = await self._lethe.decorate(self._memory_id, request)
+            decorated = await self._lethe.decorate(self._memory_id, request, user=self._user)
             raw = await self._create(**decorated.request, **options)
-            reported = await self._lethe.report(self._memory_id, decorated.decorate_id, raw)
+            reported = await self._lethe.report(self._memory_id, decorated.decorate_id, raw, user=self._user)
             if not reported.needs_continuation:
                 break
         return type(raw).construct(**reported.response)  # as the SDK builds its own answers: leniently
@@ -352,17 +355,18 @@ class _Wrapped:
     """The wrapped client: `chat.completions.create` and `responses.create` go through Lethe; the rest of the
     OpenAI client is reached as before."""
 
-    def __init__(self, client: Any, lethe: Lethe | AsyncLethe, memory_id: str) -> None:
+    def __init__(self, client: Any, lethe: Lethe | AsyncLethe, memory_id: str, user: str | None = None) -> None:
         self._client = client
-        self.chat = _Namespace(completions=_Create(client.chat.completions.create, lethe, memory_id))
-        self.responses = _Create(client.responses.create, lethe, memory_id)
+        self.chat = _Namespace(completions=_Create(client.chat.completions.create, lethe, memory_id, user))
+        self.responses = _Create(client.responses.create, lethe, memory_id, user)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
 
-def wrap(openai_client: Any, *, memory_id: str, lethe: Lethe | AsyncLethe) -> Any:
+def wrap(openai_client: Any, *, memory_id: str, lethe: Lethe | AsyncLethe, user: str | None = None) -> Any:
     """`openai_client` (OpenAI or AsyncOpenAI; an AsyncOpenAI needs an AsyncLethe) with its chat and responses
     calls decorated and reported in `memory_id`: the note call never reaches the caller, and a reply that was
-    only the note is followed by another call, so the caller gets one ordinary answer."""
-    return _Wrapped(openai_client, lethe, memory_id)
+    only the note is followed by another call, so the caller gets one ordinary answer. `user` names the person
+    the memory belongs to (`X-Lethe-User`): their other conversations are recalled in it."""
+    return _Wrapped(openai_client, lethe, memory_id, user)

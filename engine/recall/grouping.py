@@ -34,6 +34,8 @@ class RecalledFact:
     part: str | None = None
     # How it was retired (engine.claims.retirement): a correction, one voice's revision, or an update.
     retired_as: str | None = None
+    # Found in the user's graph, noted in another of their conversations: its turns are that conversation's.
+    elsewhere: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class RecalledPassage:
     last_turn: int
     at: datetime
     since: tuple[RecalledFact, ...] = ()
+    # Quiet turns of another of the user's conversations, found in the user's graph.
+    elsewhere: bool = False
 
 
 Recalled = RecalledFact | RecalledPassage

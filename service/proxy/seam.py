@@ -17,20 +17,20 @@ __all__ = ["decorate", "report"]
 
 async def decorate(
     ctx: HotPath, relay: OutboxRelay, *, tenant_id: str, memory_id: str, body: dict[str, Any], clock: Clock,
-    idempotency_key: str | None, shape: str | None = None,
+    idempotency_key: str | None, shape: str | None = None, user_id: str | None = None,
 ) -> dict[str, Any]:
     answer = await decorate_service.decorate(ctx, tenant_id=tenant_id, memory_id=memory_id, body=body, clock=clock,
-                                             idempotency_key=idempotency_key, shape=shape)
+                                             idempotency_key=idempotency_key, shape=shape, user_id=user_id)
     relay.wake()
     return orjson.loads(answer)  # type: ignore[no-any-return]
 
 
 async def report(
     ctx: HotPath, relay: OutboxRelay, *, tenant_id: str, memory_id: str, decorate_id: str,
-    response: dict[str, Any], clock: Clock, idempotency_key: str | None,
+    response: dict[str, Any], clock: Clock, idempotency_key: str | None, user_id: str | None = None,
 ) -> dict[str, Any]:
     answer = await report_service.report(ctx, tenant_id=tenant_id, memory_id=memory_id, clock=clock,
                                          body={"decorate_id": decorate_id, "response": response},
-                                         idempotency_key=idempotency_key)
+                                         idempotency_key=idempotency_key, user_id=user_id)
     relay.wake()
     return orjson.loads(answer)  # type: ignore[no-any-return]

@@ -58,6 +58,7 @@ class ProxyCall:
     # What the agent asked of an Anthropic-compatible provider: its API version and beta features.
     anthropic_version: str | None = None
     anthropic_beta: str | None = None
+    user_id: str | None = None  # X-Lethe-User: the person the memory belongs to
     sent: list[bytes] = field(default_factory=list)
     # How long the first decorate took, for the answer's Server-Timing (what the proxy adds before the model).
     decorate_ms: float | None = None
@@ -111,7 +112,8 @@ class ProxyCall:
         decorated = await seam.decorate(self.hot_path, self.relay, tenant_id=self.tenant_id,
                                         memory_id=self.memory_id, body=self.body, clock=self.clock,
                                         idempotency_key=self._key("decorate", n),
-                                        shape="messages" if self.shape == "messages" else None)
+                                        shape="messages" if self.shape == "messages" else None,
+                                        user_id=self.user_id)
         if self.decorate_ms is None:
             self.decorate_ms = (time.perf_counter() - started) * 1000
         return decorated
@@ -127,7 +129,7 @@ class ProxyCall:
         try:
             return await seam.report(self.hot_path, self.relay, tenant_id=self.tenant_id, memory_id=self.memory_id,
                                      decorate_id=decorate_id, response=reply, clock=self.clock,
-                                     idempotency_key=self._key("report", n))
+                                     idempotency_key=self._key("report", n), user_id=self.user_id)
         except InvalidInput as exc:
             # Report refused what the provider returned (nothing stored): the provider's fault, not the agent's.
             raise UpstreamError(f"the upstream's reply is malformed: {exc.message}", status=502, body=orjson.dumps(

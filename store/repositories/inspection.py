@@ -67,7 +67,7 @@ async def list_memories(
     query = (
         select(MemoryRow.id, MemoryRow.memory_id, MemoryRow.created_at, activity, MemoryRow.last_user_message_at,
                MemoryRow.last_message_seq, MemoryRow.last_turn)
-        .where(MemoryRow.tenant_id == tenant_id)
+        .where(MemoryRow.tenant_id == tenant_id, MemoryRow.kind == "conversation")  # not users' graphs
         .order_by(activity.desc(), MemoryRow.id.desc())
         .limit(limit)
     )

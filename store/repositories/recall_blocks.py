@@ -53,7 +53,12 @@ def _fact_json(item: RecalledFact) -> dict[str, Any]:
     return {"kind": "fact", "key": item.key, "id": item.id, "note": item.note, "subject": item.subject,
             "object": item.object, "at": item.at.isoformat(), "first_turn": item.first_turn,
             "last_turn": item.last_turn, "retired_by": item.retired_by, "part": item.part,
-            "retired_as": item.retired_as}
+            "retired_as": item.retired_as, **_elsewhere(item)}
+
+
+def _elsewhere(item: Recalled) -> dict[str, Any]:
+    # Only when set: blocks of one conversation are stored (and exported) as they were before the people layer.
+    return {"elsewhere": True} if item.elsewhere else {}
 
 
 def items_to_json(items: Sequence[Recalled]) -> list[dict[str, Any]]:
@@ -64,7 +69,7 @@ def items_to_json(items: Sequence[Recalled]) -> list[dict[str, Any]]:
         else:
             out.append({"kind": "passage", "id": item.id, "text": item.text, "first_turn": item.first_turn,
                         "last_turn": item.last_turn, "at": item.at.isoformat(),
-                        "since": [_fact_json(f) for f in item.since]})
+                        "since": [_fact_json(f) for f in item.since], **_elsewhere(item)})
     return out
 
 

@@ -1,0 +1,64 @@
+"""What recall reads to cross conversations: the graph memory of a memory's user, and where each fact and
+passage of that graph came from (a fact of this very conversation is in its own graph already)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from store.models import FactRow, MemoryRow, PassageRow
+from store.models.users import UserRow
+
+__all__ = ["UserGraph", "graph_memory_id", "origins", "user_graph"]
+
+
+def graph_memory_id(user_id: str) -> str:
+    """The memory id of a user's graph: `~` is outside the client's alphabet, so no API path can name it."""
+    return f"~user:{user_id}"
+
+
+@dataclass(frozen=True)
+class UserGraph:
+    """The user's graph memory (by id: recall reads it as any memory), and this conversation's pk if stored."""
+
+    memory_id: str
+    own_pk: int | None
+
+
+async def user_graph(session: AsyncSession, *, tenant_id: str, memory_id: str, user_id: str | None = None
+                     ) -> UserGraph | None:
+    """The graph recall crosses into: the one of the user the memory belongs to, else of the user this call
+    names (the first message of a new memory has no stored user yet); None when neither exists."""
+    row = (await session.execute(
+        select(MemoryRow.id, UserRow.user_id)
+        .outerjoin(UserRow, (UserRow.id == MemoryRow.user_pk) & (UserRow.tenant_id == tenant_id))
+        .where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
+    )).one_or_none()
+    own_pk, bound = (row[0], row[1]) if row is not None else (None, None)
+    named = bound or user_id
+    if named is None:
+        return None
+    return UserGraph(graph_memory_id(named), own_pk)
+
+
+async def origins(session: AsyncSession, *, tenant_id: str, graph_pk: int, fact_ids: Sequence[int],
+                  passage_ids: Sequence[int]) -> tuple[dict[int, tuple[int | None, str | None]],
+                                                       dict[int, tuple[int | None, str | None]]]:
+    """(origin memory pk, origin memory id) of the graph's facts and of its passages, by id."""
+    facts: dict[int, tuple[int | None, str | None]] = {}
+    passages: dict[int, tuple[int | None, str | None]] = {}
+    if fact_ids:
+        rows = await session.execute(
+            select(FactRow.id, FactRow.origin_memory_pk, FactRow.origin_memory_id)
+            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == graph_pk, FactRow.id.in_(list(fact_ids))))
+        facts = {i: (pk, mid) for i, pk, mid in rows}
+    if passage_ids:
+        rows = await session.execute(
+            select(PassageRow.id, PassageRow.origin_memory_pk, PassageRow.origin_memory_id)
+            .where(PassageRow.tenant_id == tenant_id, PassageRow.memory_pk == graph_pk,
+                   PassageRow.id.in_(list(passage_ids))))
+        passages = {i: (pk, mid) for i, pk, mid in rows}
+    return facts, passages
