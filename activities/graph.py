@@ -36,7 +36,7 @@ from providers.embedder import Embedder
 from providers.judge import EntityMention, FactClaim, Judge
 from providers.usage import UsageScope
 from store.db import Database, StoreSession
-from store.repositories import graph, lane, search
+from store.repositories import graph, lane, search, users
 
 __all__ = ["GraphActivities", "check_language"]
 
@@ -76,6 +76,9 @@ class GraphActivities:
             scope = UsageScope(memory.tenant_id, memory.memory_id)
             done = await self._integrate(memory.tenant_id, pk, scope)
             done += await self._index_passages(memory.tenant_id, pk, scope)
+            async with self.db.session() as session, session.begin():
+                # What the conversation now holds reaches its user's graph (when it has a user).
+                done += await users.feed_user_graph(session, tenant_id=memory.tenant_id, memory_pk=pk)
             return done
 
     async def _integrate(self, tenant_id: str, pk: int, scope: UsageScope) -> int:

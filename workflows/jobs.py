@@ -89,6 +89,8 @@ GRAPH_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
     "decorate": (SCORE_BOUNDARIES, UPDATE_GRAPH),
     "report": (CUT_HISTORY,),
     "facts_written": (UPDATE_GRAPH, SCORE_TRACES),
+    # A user's graph: facts fed from the user's conversations (`store.repositories.users.feed_user_graph`).
+    "fed": (UPDATE_GRAPH,),
 }
 GRAPH_PATCH = "knowledge-graph"
 
