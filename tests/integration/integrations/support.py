@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from lethe.client import AsyncLethe, DecorateResult, Lethe
+from tests.support import eventually
 
 FILLER = "The rollout keeps the pricing table, the refund line and the tax rates in step across regions. " * 12
 
@@ -50,6 +51,15 @@ def is_note_ask(item: dict[str, Any]) -> bool:
 
 def is_facts_block(item: dict[str, Any]) -> bool:
     return item.get("role") in ("system", "developer") and text_of(item).startswith("Facts kept")
+
+
+async def facts_kept(lethe: AsyncLethe, memory_id: str) -> None:
+    """Wait until the lane has written the notes' facts: from then on every view opens with the facts block."""
+
+    async def kept() -> bool:
+        return bool((await lethe.facts(memory_id)).facts)
+
+    await eventually(kept, timeout=60)
 
 
 def check_turns(export: dict[str, Any], asked: list[str], answers: list[str]) -> None:

@@ -14,6 +14,7 @@ from lethe.integrations.agents import LetheSession
 from tests.fake_upstream import FakeUpstream
 from tests.integration.integrations.support import (
     check_turns,
+    facts_kept,
     is_facts_block,
     is_note_ask,
     questions,
@@ -46,7 +47,11 @@ async def test_the_example_keeps_every_turn_once_and_its_model_sees_lethes_view(
     decorated = record_decorates(monkeypatch)
     asked = questions(TURNS)
     answers = await agents_sdk_agent.converse(small_gateway, tenant[1], upstream.base_url, "sk-fake",
-                                              memory_id="agents-example", questions=asked, model="gpt-test")
+                                              memory_id="agents-example", questions=asked[:-1], model="gpt-test")
+    async with AsyncLethe(small_gateway, tenant[1]) as lethe:
+        await facts_kept(lethe, "agents-example")  # the last turn's view then opens with the facts block
+    answers += await agents_sdk_agent.converse(small_gateway, tenant[1], upstream.base_url, "sk-fake",
+                                               memory_id="agents-example", questions=asked[-1:], model="gpt-test")
     assert "owner Dana" in answers[1] and all(answers)  # its own tool ran; the note tool never answered
     # Every model call sent the request one decorate handed back (the filter), the note ask and facts too.
     _check_requests(upstream, decorated, asked)
@@ -75,7 +80,8 @@ async def test_the_session_alone_sends_lethes_view_from_get_items(
             answers.append(str(result.final_output))
             first = upstream.requests[0]["input"]
             assert first == views[-1] + [{"content": question, "role": "user"}]
-        # Once faded, the view opens with the facts block and no longer holds the first question.
+        # Once faded and noted, the view opens with the facts block and no longer holds the first question.
+        await facts_kept(lethe, "agents-alone")
         final = await session.get_items()
         assert is_facts_block(final[0]) and asked[0] not in [text_of(item) for item in final]
         assert any(is_note_ask(item) for view in views for item in view)
@@ -106,6 +112,8 @@ async def test_streamed_runs_save_late_and_still_send_each_message_through_lethe
                       model=OpenAIResponsesModel("gpt-test", AsyncOpenAI(base_url=upstream.base_url, api_key="sk")))
         answers = []
         for question in asked:
+            if question == asked[-1]:
+                await facts_kept(lethe, "agents-streamed")
             result = Runner.run_streamed(agent, question, session=session,
                                          run_config=session.run_config(tracing_disabled=True))
             async for _ in result.stream_events():
