@@ -14,7 +14,7 @@ from api.errors import install_error_handlers
 from api.gc_pauses import freeze_startup, watch_gc
 from api.limits import TenantLimits
 from api.openapi import install_openapi
-from api.routes import admin, ceilings, facts, health, jobs, memories, proxy, upstreams
+from api.routes import admin, ceilings, facts, health, jobs, memories, proxy, upstreams, users
 from api.routes.inspect import install_inspector
 from api.routes.metrics import install_metrics, serve_metrics
 from contracts.version import VERSION
@@ -69,6 +69,7 @@ def create_app(options: GatewayOptions) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(memories.router)
     app.include_router(facts.router)
+    app.include_router(users.router)
     app.include_router(upstreams.router)
     app.include_router(ceilings.router)
     app.include_router(jobs.router)

@@ -11,7 +11,8 @@ from service.facts import MAX_NAME, MAX_NOTE
 # What kind of claim a fact is (engine.facts.KINDS).
 ClaimKind = Literal["constraint", "decision", "correction", "dead_end", "open_question", "fact"]
 
-__all__ = ["NOT_BLANK", "FactCorrect", "FactCreate", "FactForgotten", "FactHitsPublic", "FactWritten"]
+__all__ = ["NOT_BLANK", "FactCorrect", "FactCreate", "FactForgotten", "FactHitsPublic", "FactWritten",
+           "UserFactForgotten", "UserFactHitsPublic", "UserFactWritten"]
 
 # Text with something besides white space: the service strips it and refuses what is left empty.
 NOT_BLANK = r"\S"
@@ -41,8 +42,7 @@ class FactCorrect(BaseModel):
     kind: ClaimKind | None = None
 
 
-class FactWritten(BaseModel):
-    memory_id: str
+class _Written(BaseModel):
     id: str
     note: str
     subject: str
@@ -52,6 +52,14 @@ class FactWritten(BaseModel):
     at: str
     corrects: str | None = None  # the fact it retired
     kind: ClaimKind = "fact"
+
+
+class FactWritten(_Written):
+    memory_id: str
+
+
+class UserFactWritten(_Written):
+    user_id: str
 
 
 class FactHit(BaseModel):
@@ -74,19 +82,34 @@ class FactHit(BaseModel):
     claim_kind: ClaimKind | None = None
     settled_by: str | None = None
     retired_as: str | None = None
+    origin_memory_id: str | None = None  # a user's fact: the conversation it came from
     text: str | None = None
     first_turn: int | None = None
     last_turn: int | None = None
 
 
-class FactHitsPublic(BaseModel):
-    memory_id: str
+class _Hits(BaseModel):
     query: str
     results: list[FactHit]
 
 
-class FactForgotten(BaseModel):
+class FactHitsPublic(_Hits):
     memory_id: str
+
+
+class UserFactHitsPublic(_Hits):
+    user_id: str
+
+
+class _Forgotten(BaseModel):
     id: str
     done: Literal["forgotten", "erased"]
     facts: list[str]  # the fact and its restatements (merged into it), each forgotten or erased alike
+
+
+class FactForgotten(_Forgotten):
+    memory_id: str
+
+
+class UserFactForgotten(_Forgotten):
+    user_id: str

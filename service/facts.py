@@ -27,7 +27,7 @@ from service.context import HotPath
 from service.encoding import encode
 from store.db import Database
 from store.records import MemoryRecord
-from store.repositories import fact_edits, fact_store, idempotency, memories, outbox, recall_reads
+from store.repositories import fact_edits, fact_store, idempotency, memories, outbox, recall_reads, users
 from store.repositories.fact_edits import FactRecord
 from store.repositories.recall_search import Searched, search_by_words
 
@@ -49,7 +49,8 @@ def _shown(fact: FactRecord) -> dict[str, Any]:
             "milestone": fact.milestone, "source": fact.source, "at": fact.at.isoformat(),
             "valid_from": fact.valid_from.isoformat(), "retired_at": _iso(fact.retired_at),
             "retired_by": fact.retired_by, "claim_kind": fact.kind, "settled_by": fact.settled_by,
-            "retired_as": fact.retired_as}
+            "retired_as": fact.retired_as, **({"origin_memory_id": fact.origin_memory_id}
+                                               if fact.origin_memory_id else {})}
 
 
 def _text(body: dict[str, Any], name: str, *, limit: int, required: bool) -> str | None:
@@ -131,7 +132,7 @@ async def _searched(db: Database, recaller: Recaller, tenant_id: str, memory_id:
 
 
 async def add(ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock,
-              idempotency_key: str | None) -> bytes:
+              idempotency_key: str | None, owner: dict[str, str] | None = None) -> bytes:
     """Write the fact as a note's are and answer its id (`FactWritten`); the lane integrates it."""
     entry = _entry(body, allowed=("note", "subject", "object", "milestone", "kind"), required=("subject", "object"))
     async with ctx.db.session() as session, session.begin():
@@ -148,7 +149,7 @@ async def add(ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock:
         fact = Fact(id=_new_key(), note=entry["note"], subject=entry["subject"], object=entry["object"],
                     milestone=bool(entry["milestone"]), episode_ids=(), at=now, first_turn=memory.last_turn,
                     last_turn=memory.last_turn, source=SOURCE, kind=entry["kind"] or "fact")
-        answer = _written(session, tenant_id, memory, fact)
+        answer = _written(session, tenant_id, memory, fact, owner=owner)
         if idempotency_key is not None:
             idempotency.remember_answer(session, tenant_id=tenant_id, memory_id=memory_id, endpoint="fact_add",
                                         key=idempotency_key, body_hash=content_hash(body), body=answer,
@@ -157,7 +158,7 @@ async def add(ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock:
 
 
 async def correct(ctx: HotPath, *, tenant_id: str, memory_id: str, fact_id: str, body: Any, clock: Clock,
-                  idempotency_key: str | None) -> bytes:
+                  idempotency_key: str | None, owner: dict[str, str] | None = None) -> bytes:
     """A new fact in place of this one (its episodes and turns, so it stands where the old one stood, in the
     facts block too), the old one retired by it at once."""
     entry = _entry(body, allowed=("note", "subject", "object", "milestone", "kind"), required=())
@@ -180,7 +181,7 @@ async def correct(ctx: HotPath, *, tenant_id: str, memory_id: str, fact_id: str,
                     milestone=old.milestone if entry["milestone"] is None else entry["milestone"],
                     episode_ids=old.episode_keys, at=now, first_turn=old.first_turn, last_turn=old.last_turn,
                     source=SOURCE, kind=entry["kind"] or old.kind)
-        answer = _written(session, tenant_id, memory, fact, corrects=old.key)
+        answer = _written(session, tenant_id, memory, fact, corrects=old.key, owner=owner)
         await fact_edits.retire_fact(session, tenant_id=tenant_id, memory_pk=memory.id, key=old.key, by=fact.id,
                                      at=now)
         if idempotency_key is not None:
@@ -195,17 +196,27 @@ async def forget(ctx: HotPath, *, tenant_id: str, memory_id: str, fact_id: str, 
     async with ctx.db.session() as session, session.begin():
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
         fact = await _found(session, tenant_id, memory.id, fact_id)
-        if erase:
-            keys = await fact_edits.erase_fact(session, tenant_id=tenant_id, memory_pk=memory.id, key=fact.key)
-        else:
-            keys = await fact_edits.forget_fact(session, tenant_id=tenant_id, memory_pk=memory.id, key=fact.key,
-                                                at=clock.advance(memory.latest_at))
+        at = clock.advance(memory.latest_at)
+        keys = await _forget(session, tenant_id, memory.id, fact.key, erase=erase, at=at)
+        # The same fact in the user's graph (or, from the graph, in the conversation it came from) goes too:
+        # what a user forgets is not recalled in another conversation, nor fed back.
+        linked = await users.linked_facts(session, tenant_id=tenant_id, memory_pk=memory.id, keys=keys)
+        for memory_pk, key in linked:
+            await _forget(session, tenant_id, memory_pk, key, erase=erase, at=at)
     if erase:
         # A deleted row moves no change stamp, so what this gateway keeps of the memory is read again whole.
-        cached = ctx.memory_cache.get(tenant_id, memory.id)
-        ctx.memory_cache.put(tenant_id, memory.id, replace(cached, contents=None))
+        for memory_pk in {memory.id, *(pk for pk, _ in linked)}:
+            cached = ctx.memory_cache.get(tenant_id, memory_pk)
+            ctx.memory_cache.put(tenant_id, memory_pk, replace(cached, contents=None))
     return {"memory_id": memory_id, "id": fact.key, "done": "erased" if erase else "forgotten",
             "facts": keys}
+
+
+async def _forget(session: Any, tenant_id: str, memory_pk: int, key: str, *, erase: bool, at: datetime
+                  ) -> list[str]:
+    if erase:
+        return await fact_edits.erase_fact(session, tenant_id=tenant_id, memory_pk=memory_pk, key=key)
+    return await fact_edits.forget_fact(session, tenant_id=tenant_id, memory_pk=memory_pk, key=key, at=at)
 
 
 async def _searched_by_words(session: Any, tenant_id: str, memory_pk: int, query: str) -> Searched:
@@ -236,10 +247,12 @@ async def _found(session: Any, tenant_id: str, memory_pk: int, fact_id: str) -> 
     return fact
 
 
-def _written(session: Any, tenant_id: str, memory: MemoryRecord, fact: Fact, corrects: str | None = None) -> bytes:
+def _written(session: Any, tenant_id: str, memory: MemoryRecord, fact: Fact, corrects: str | None = None,
+             owner: dict[str, str] | None = None) -> bytes:
+    """Write the fact and tell the lane; the answer names its owner (the memory, or the user of a graph)."""
     fact_store.add_facts(session, tenant_id=tenant_id, memory_pk=memory.id, note_call_id=None, facts=[fact])
     outbox.add_event(session, tenant_id=tenant_id, memory=memory, kind="facts_written",
                      payload={"fact_keys": [fact.id]})
-    return encode({"memory_id": memory.memory_id, "id": fact.id, "note": fact.note, "subject": fact.subject,
-                   "object": fact.object, "milestone": fact.milestone, "source": fact.source, "kind": fact.kind,
-                   "at": fact.at.isoformat(), "corrects": corrects})
+    return encode({**(owner or {"memory_id": memory.memory_id}), "id": fact.id, "note": fact.note,
+                   "subject": fact.subject, "object": fact.object, "milestone": fact.milestone,
+                   "source": fact.source, "kind": fact.kind, "at": fact.at.isoformat(), "corrects": corrects})

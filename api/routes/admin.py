@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, Path, Request, status
 
+from api.body import parse_json
 from api.deps import AdminDep, ServicesDep
 from api.openapi import BODY, errors
 from api.schemas import KeyPublic, TenantCreate, TenantCreated
-from service import tenants
+from api.user_schemas import ProfilePublic
+from service import tenants, users
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -51,3 +53,19 @@ async def revoke_key(tenant_id: TenantId, key_id: KeyId, services: ServicesDep, 
 async def rotate_key(tenant_id: TenantId, key_id: KeyId, services: ServicesDep, _: AdminDep) -> TenantCreated:
     """A new key for the tenant and the old one revoked, in one transaction."""
     return _issued(await tenants.rotate_key(services.db, tenant_id=tenant_id, key_id=key_id))
+
+
+@router.get("/tenants/{tenant_id}/profile", response_model=ProfilePublic, responses=errors(*ADMIN, 404))
+async def get_profile(tenant_id: TenantId, services: ServicesDep, _: AdminDep) -> dict[str, Any]:
+    """Which sources of a fact feed the tenant's users' graphs: the defaults with the tenant's own settings."""
+    return await users.get_profile(services.db, tenant_id=tenant_id)
+
+
+@router.put("/tenants/{tenant_id}/profile", response_model=ProfilePublic, responses=errors(*ADMIN, *BODY, 404),
+            openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["profile"], "additionalProperties": False, "properties": {
+                    "profile": {"type": "object", "additionalProperties": {"type": ["boolean", "null"]}}}}}}}})
+async def put_profile(tenant_id: TenantId, request: Request, services: ServicesDep, _: AdminDep) -> dict[str, Any]:
+    """Set sources on (`true`) or off (`false`), or back to the default (`null`); others are left as they are.
+    Facts already in a graph stay; what is fed from then on follows the new profile."""
+    return await users.put_profile(services.db, tenant_id=tenant_id, body=parse_json(await request.body()))

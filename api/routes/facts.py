@@ -20,7 +20,7 @@ IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_lengt
 FactId = Annotated[str, Path(pattern=r"^[A-Za-z0-9._:-]{1,80}$")]
 
 
-def _body_of(model: type[Any]) -> dict[str, Any]:
+def body_of(model: type[Any]) -> dict[str, Any]:
     # The body is read by the service (its checks name the field at fault), so the document is given its shape.
     return {"requestBody": {"required": True,
                             "content": {"application/json": {"schema": model.model_json_schema()}}}}
@@ -37,7 +37,7 @@ async def search_facts(
 
 
 @router.post("/{memory_id}/facts", status_code=201, response_model=FactWritten, response_class=JSONBytes,
-             responses=errors(*TENANT, *BODY, 404, 409), openapi_extra=_body_of(FactCreate))
+             responses=errors(*TENANT, *BODY, 404, 409), openapi_extra=body_of(FactCreate))
 async def add_fact(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep, relay: RelayDep,
     clock: ClockDep, idempotency_key: IdempotencyKey = None,
@@ -52,7 +52,7 @@ async def add_fact(
 
 @router.post("/{memory_id}/facts/{fact_id}/correct", status_code=201, response_model=FactWritten,
              response_class=JSONBytes, responses=errors(*TENANT, *BODY, 404, 409),
-             openapi_extra=_body_of(FactCorrect))
+             openapi_extra=body_of(FactCorrect))
 async def correct_fact(
     request: Request, memory_id: MemoryIdDep, fact_id: FactId, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, idempotency_key: IdempotencyKey = None,

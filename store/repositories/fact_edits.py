@@ -47,12 +47,13 @@ class FactRecord:
     kind: str = "fact"
     settled_by: str | None = None
     retired_as: str | None = None
+    origin_memory_id: str | None = None  # in a user's graph: the conversation it came from
 
 
 _COLUMNS = (FactRow.id, FactRow.fact_key, FactRow.note, FactRow.subject, FactRow.object, FactRow.milestone,
             FactRow.source, FactRow.episode_keys, FactRow.first_turn, FactRow.last_turn, FactRow.at,
             FactRow.valid_from, FactRow.retired_at, FactRow.retired_by, FactRow.merged_into, FactRow.kind,
-            FactRow.settled_by, FactRow.retired_as)
+            FactRow.settled_by, FactRow.retired_as, FactRow.origin_memory_id)
 
 
 def _record(row: Any) -> FactRecord:

@@ -18,6 +18,7 @@ __all__ = [
     "IssuedKey",
     "StoredKey",
     "StoredTenant",
+    "tenant_exists",
     "create_tenant",
     "get_tenant_by_name",
     "issue_api_key",
@@ -68,6 +69,10 @@ async def create_tenant(session: AsyncSession, *, name: str) -> StoredTenant:
     except IntegrityError as exc:
         raise Conflict(f"a tenant named {name!r} already exists") from exc
     return StoredTenant(id=tenant.id, name=tenant.name)
+
+
+async def tenant_exists(session: AsyncSession, *, tenant_id: str) -> bool:
+    return await session.get(TenantRow, tenant_id) is not None
 
 
 async def get_tenant_by_name(session: AsyncSession, *, name: str) -> StoredTenant | None:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from store.db import Database
 from store.models import FactRow, MemoryRow
-from store.models.users import SourceProfileRow
+from tests.integration.conftest import ADMIN_TOKEN
 from tests.integration.graph.graph_support import write_note
 from tests.support import eventually
 
@@ -51,8 +51,9 @@ async def test_the_profile_decides_which_sources_reach_the_users_graph(
     fed = await eventually(integrated, timeout=60)
     assert fed == {"n1:0": ("feed-a", True)}  # the user's word, not the model's guess
 
-    async with db.session() as session, session.begin():
-        session.add(SourceProfileRow(tenant_id=tenant_id, source="assistant", feeds=True))
+    opted = await http.put(f"/v1/admin/tenants/{tenant_id}/profile", json={"profile": {"assistant": True}},
+                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert opted.status_code == 200 and opted.json()["profile"]["assistant"] is True, opted.text
     await write_note(db, tenant_id, "feed-a", "n2", [LATER], AT)
 
     async def all_three() -> dict[str, tuple[str | None, bool]] | None:

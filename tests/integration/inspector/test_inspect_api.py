@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
 
 from tests.integration.inspector.conftest import TEMPORAL_UI, Grown
+from tests.support import eventually
 
 
 def _auth(key: str, now: datetime | None = None) -> dict[str, str]:
@@ -75,12 +77,20 @@ async def test_list_memories_needs_a_valid_key(http: httpx.AsyncClient) -> None:
 async def test_activation_ends_where_the_memory_state_is_now(inspect_http: httpx.AsyncClient, grown: Grown) -> None:
     path = f"/v1/memories/{grown.memory_id}"
     at = datetime.now(UTC) + timedelta(minutes=5)
-    state = (await inspect_http.get(path, headers=_auth(grown.key, at))).json()
+
+    async def still() -> tuple[dict[str, Any], httpx.Response] | None:
+        # The lane may still be judging the memory's episodes (their salience scales their traces): both reads
+        # are compared only when the state did not change between them.
+        state = (await inspect_http.get(path, headers=_auth(grown.key, at))).json()
+        response = await inspect_http.get(f"{path}/activation", params={"to": at.isoformat(), "points": 7},
+                                          headers=_auth(grown.key, at))
+        after = (await inspect_http.get(path, headers=_auth(grown.key, at))).json()
+        return (state, response) if after == state else None
+
+    state, response = await eventually(still, timeout=60)
     # A memory that has faded: episodes in several states (which ones depends on how far the lane has cut the
     # live tail when this runs), so the series below cross state changes.
     assert len({e["state"] for e in state["episodes"]}) >= 2, state["episodes"]
-    response = await inspect_http.get(f"{path}/activation", params={"to": at.isoformat(), "points": 7},
-                                      headers=_auth(grown.key, at))
     assert response.status_code == 200, response.text
     body = response.json()
     assert len(body["times"]) == 7 and datetime.fromisoformat(body["to"]) == at
