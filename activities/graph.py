@@ -36,7 +36,7 @@ from providers.embedder import Embedder
 from providers.judge import EntityMention, FactClaim, Judge
 from providers.usage import UsageScope
 from store.db import Database, StoreSession
-from store.repositories import graph, lane, search, users
+from store.repositories import graph, lane, search, users, vectors
 
 __all__ = ["GraphActivities", "check_language"]
 
@@ -74,6 +74,7 @@ class GraphActivities:
             if pk is None:
                 return 0  # erased meanwhile
             scope = UsageScope(memory.tenant_id, memory.memory_id)
+            await self._restore_vectors(memory.tenant_id, pk, scope)
             done = await self._integrate(memory.tenant_id, pk, scope)
             done += await self._index_passages(memory.tenant_id, pk, scope)
             async with self.db.session() as session, session.begin():
@@ -171,6 +172,22 @@ class GraphActivities:
         entity_id = await graph.create_entity(session, tenant_id=tenant_id, memory_pk=pk, name=name,
                                               vector=vector, origin=origin, at=fact.at, fact_key=fact.key)
         return entity_id, name
+
+    async def _restore_vectors(self, tenant_id: str, pk: int, scope: UsageScope) -> None:
+        """Embed what an import brought without its vector (entities first: integration compares with them)."""
+        for table in ("entities", "facts", "passages"):
+            while True:
+                async with self.db.session() as session:
+                    rows = await vectors.missing_vectors(session, tenant_id=tenant_id, memory_pk=pk, table=table,
+                                                         limit=BATCH)
+                if not rows:
+                    break
+                embedded = await self.embedder.embed([text for _, text in rows], scope=scope)
+                async with self.db.session() as session, session.begin():
+                    await vectors.set_vectors(session, tenant_id=tenant_id, table=table,
+                                              ids=[i for i, _ in rows], vectors=embedded,
+                                              language=self.language)
+                activity.heartbeat(len(rows))
 
     async def _index_passages(self, tenant_id: str, pk: int, scope: UsageScope) -> int:
         async with self.db.session() as session:

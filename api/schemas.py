@@ -126,6 +126,12 @@ class MemoryPublic(BaseModel):
     recall_blocks: list[RecallBlockPublic] = []
 
 
+class ImportedPublic(BaseModel):
+    memory_id: str
+    imported: bool
+    rows: dict[str, int]  # section of the export -> rows imported
+
+
 class ErasedPublic(BaseModel):
     memory_id: str
     erased: bool

@@ -36,6 +36,11 @@ def add_tenant_commands(sub: Any) -> None:
     ceiling.add_argument("model", nargs="?", help="a model name or family (gpt-4o covers gpt-4o-2024-08-06)")
     ceiling.add_argument("tokens", nargs="?", type=int, help="the ceiling in tokens; without it, shows the table")
     ceiling.add_argument("--clear", action="store_true", help="remove the tenant's ceiling for the model")
+    profile = tenant_sub.add_parser(
+        "profile", help="show or set which sources of a fact feed the tenant's users' graphs")
+    profile.add_argument("tenant_id")
+    profile.add_argument("settings", nargs="*", metavar="SOURCE=on|off|default",
+                         help="user, assistant, tool, unknown, api, extracted or agent:<name>; without any, shows it")
     from cli import upstream
 
     upstream.add_parser(tenant_sub)
@@ -63,6 +68,8 @@ async def run_tenant(settings: Settings, database_url: str, args: argparse.Names
                 print(f"{key.id}\t{key.prefix}…\tcreated {key.created_at.isoformat()}\t{state}")
         elif command == "ceiling":
             await _ceiling(db, args)
+        elif command == "profile":
+            await _profile(db, args)
         elif command == "revoke":
             key = await tenants.revoke_key(db, tenant_id=args.tenant_id, key_id=args.key_id)
             print(f"key {key.id} ({key.prefix}…) revoked; gateways refuse it within 5 s")
@@ -93,3 +100,25 @@ async def _ceiling(db: Any, args: argparse.Namespace) -> None:
         print(f"{model}\t{tokens}")
     if not table:
         print(f"tenant {args.tenant_id} has no ceilings of its own (the deployment's apply)")
+
+
+PROFILE_VALUES = {"on": True, "off": False, "default": None}
+
+
+async def _profile(db: Any, args: argparse.Namespace) -> None:
+    from contracts.errors import InvalidInput
+    from service import users
+
+    if args.settings:
+        sources: dict[str, bool | None] = {}
+        for setting in args.settings:
+            source, _, value = setting.partition("=")
+            if value not in PROFILE_VALUES:
+                raise InvalidInput(f"{setting}: write SOURCE=on, SOURCE=off or SOURCE=default", field="settings")
+            sources[source] = PROFILE_VALUES[value]
+        shown = await users.put_profile(db, tenant_id=args.tenant_id, body={"profile": sources})
+        print("facts fed from now on follow it; facts already in a graph stay")
+    else:
+        shown = await users.get_profile(db, tenant_id=args.tenant_id)
+    for source, fed in sorted(shown["profile"].items()):
+        print(f"{source}\t{'feeds' if fed else 'muted'}")

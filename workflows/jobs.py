@@ -91,6 +91,8 @@ GRAPH_JOBS_BY_KIND: Mapping[str, tuple[Job, ...]] = {
     "facts_written": (UPDATE_GRAPH, SCORE_TRACES),
     # A user's graph: facts fed from the user's conversations (`store.repositories.users.feed_user_graph`).
     "fed": (UPDATE_GRAPH,),
+    # A memory rebuilt from its export: its vectors are embedded again (`store.repositories.vectors`).
+    "imported": (UPDATE_GRAPH,),
 }
 GRAPH_PATCH = "knowledge-graph"
 

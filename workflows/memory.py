@@ -163,8 +163,9 @@ class MemoryWorkflow:
         self.running = event
         self._show()
         # Graph jobs joined the lane later: histories recorded before them replay without them.
-        # A user's graph's `fed` event is newer than all of them: no history before it holds one.
-        graph = event.kind == "fed" or (event.kind in ("decorate", "facts_written") and workflow.patched(GRAPH_PATCH))
+        # A user's graph's `fed` event and an import's are newer than all of them: no history before holds one.
+        graph = event.kind in ("fed", "imported") or (event.kind in ("decorate", "facts_written")
+                                                      and workflow.patched(GRAPH_PATCH))
         # So did recall's: the same, under its own patch.
         recall = event.kind in ("decorate", "report") and workflow.patched(RECALL_PATCH)
         # And salience's (the acts of new episodes), after them.

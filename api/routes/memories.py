@@ -21,9 +21,9 @@ from api.deps import (
 )
 from api.encoding import JSONBytes
 from api.openapi import BODY, TENANT, errors, json_body
-from api.schemas import DecorateResponse, ErasedPublic, MemoryPublic, ReportResponse
+from api.schemas import DecorateResponse, ErasedPublic, ImportedPublic, MemoryPublic, ReportResponse
 from service import decorate as decorate_service
-from service import memory_state
+from service import memory_import, memory_state
 from service import report as report_service
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -93,3 +93,17 @@ async def export(memory_id: MemoryIdDep, tenant_id: TenantDep, services: Service
 async def erase(memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep) -> ErasedPublic:
     ended = await memory_state.erase(services.db, services.temporal, tenant_id=tenant_id, memory_id=memory_id)
     return ErasedPublic(memory_id=memory_id, erased=True, workflow_ended=ended)
+
+
+@router.post("/{memory_id}/import", status_code=201, response_model=ImportedPublic,
+             responses=errors(*TENANT, *BODY, 409), openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/json": {"schema": {"type": "object", "required": ["memory"], "properties": {
+                     "memory": {"type": "object"}}, "additionalProperties": {"type": "array"}}}}}})
+async def import_memory(request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, services: ServicesDep,
+                        relay: RelayDep) -> dict[str, Any]:
+    """Rebuild a memory from what its export produced, under this id (409 when it exists). Its lane then embeds
+    what an export leaves out; until then it is found by words."""
+    answer = await memory_import.import_memory(services.db, tenant_id=tenant_id, memory_id=memory_id,
+                                               document=await _json_body(request))
+    relay.wake()
+    return answer

@@ -105,7 +105,8 @@ class PassageRow(Base):
     # Cut from messages and tool outputs, which may hold NUL (store/nul.py).
     text: Mapped[str] = mapped_column(NulSafeText, nullable=False)
     words: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
-    embedding: Mapped[list[float]] = mapped_column(Vector(DIMENSIONS), nullable=False)
+    # None only for an imported passage until its lane embeds it (migration 0028).
+    embedding: Mapped[list[float] | None] = mapped_column(Vector(DIMENSIONS))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     # In a user's graph (migration 0027): the conversation whose quiet turns it holds.
     origin_memory_pk: Mapped[int | None] = mapped_column(ForeignKey(_MEMORY_FK, ondelete="SET NULL"))

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 
 from config.settings import Settings
+from tests.integration.conftest import ADMIN_TOKEN
 
 LETHE = str(Path(sys.executable).parent / "lethe")
 
@@ -47,3 +48,26 @@ async def test_metrics_count_requests_by_route(http: httpx.AsyncClient) -> None:
     await http.get("/healthz")
     text = (await http.get("/metrics")).text
     assert 'lethe_http_requests_total{method="GET",route="/healthz",status="200"}' in text
+
+
+async def test_tenant_profile_shows_and_sets_what_feeds_users_graphs(
+    settings: Settings, http: httpx.AsyncClient, tenant: tuple[str, str],
+) -> None:
+    tenant_id, _ = tenant
+    shown = _run(settings, "tenant", "profile", tenant_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "assistant\tmuted" in shown.stdout and "user\tfeeds" in shown.stdout
+
+    bad = _run(settings, "tenant", "profile", tenant_id, "asistant=on")
+    assert bad.returncode == 1 and "profile.asistant" in bad.stderr
+    bad = _run(settings, "tenant", "profile", tenant_id, "assistant=yes")
+    assert bad.returncode == 1 and "assistant=yes" in bad.stderr
+
+    changed = _run(settings, "tenant", "profile", tenant_id, "assistant=on", "agent:triage=off")
+    assert changed.returncode == 0, changed.stderr
+    assert "assistant\tfeeds" in changed.stdout and "agent:triage\tmuted" in changed.stdout
+    # The gateway's admin API reads the same profile.
+    api = await http.get(f"/v1/admin/tenants/{tenant_id}/profile", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert api.json()["profile"]["assistant"] is True
+    back = _run(settings, "tenant", "profile", tenant_id, "assistant=default")
+    assert "assistant\tmuted" in back.stdout

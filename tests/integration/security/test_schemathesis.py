@@ -45,7 +45,8 @@ async def fuzz(url: str, authorization: str, *, include: str, max_examples: int 
 
 
 async def test_schemathesis_finds_nothing_on_memories(http: httpx.AsyncClient, tenant: tuple[str, str]) -> None:
-    await fuzz(str(http.base_url).rstrip("/"), f"Bearer {tenant[1]}", include="^/(v1/memories|healthz|readyz)")
+    await fuzz(str(http.base_url).rstrip("/"), f"Bearer {tenant[1]}",
+               include="^/(v1/memories|v1/users|healthz|readyz)")
 
 
 async def test_schemathesis_finds_nothing_on_admin(http: httpx.AsyncClient) -> None:
@@ -65,8 +66,10 @@ async def test_schemathesis_sees_every_schema_valid_request_accepted(
     # `-` and `:`), so it is checked by the malformed-request table instead.
     # An hour ahead: never before a time the memory already holds (an earlier run's calls at server time
     # within this very second would make a time truncated to the second go backwards, a 422).
+    # Import is left out: its body is an export, whose rows point at each other (a fact at its note call, an
+    # alias at its entity) in ways a JSON Schema cannot state; tests/integration/facts/test_import.py checks it.
     now = _ahead()
-    await fuzz(str(http.base_url).rstrip("/"), f"Bearer {tenant[1]}", include="^/v1/memories",
+    await fuzz(str(http.base_url).rstrip("/"), f"Bearer {tenant[1]}", include="^/v1/(memories|users)(?!.*/import$)",
                checks="positive_data_acceptance,not_a_server_error", headers=(f"X-Lethe-Now: {now}",))
 
 
