@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.deps import CLOCK_PATTERN, ClockDep, MemoryIdDep, OptionsDep, ServicesDep, TenantDep
 from api.inspect_schemas import ActivationPublic, FactsPublic, MemoryListPublic, WorkflowPublic
 from api.openapi import TENANT, errors
-from contracts.errors import InvalidInput
+from contracts.times import parse_time
 from service import inspector
 
 __all__ = ["install_inspector", "router"]
@@ -28,15 +28,7 @@ router = APIRouter(prefix="/v1/memories", tags=["inspector"])
 
 
 def _time(value: str | None, field: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InvalidInput(f"{field}: must be an RFC 3339 time", field=field) from exc
-    if parsed.tzinfo is None:
-        raise InvalidInput(f"{field}: needs a time zone offset", field=field)
-    return parsed.astimezone(UTC)
+    return None if value is None else parse_time(value, field)
 
 
 @router.get("", response_model=MemoryListPublic, responses=errors(*TENANT))

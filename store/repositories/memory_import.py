@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import DateTime, cast, func, insert, select, update
@@ -21,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contracts.errors import Conflict, InvalidInput
+from contracts.times import parse_time
 from store.models import FactRow, MemoryRow
 from store.repositories.export import SECTIONS
 from store.repositories.fact_edits import FORGOTTEN
@@ -58,15 +58,7 @@ def _value(where: str, column: Any, value: Any) -> Any:
             raise InvalidInput(f"{where}: must not be null", field=where)
         return None
     if isinstance(column.type, DateTime):
-        if not isinstance(value, str):
-            raise InvalidInput(f"{where}: must be a time (RFC 3339 text)", field=where)
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise InvalidInput(f"{where}: must be a time (RFC 3339 text)", field=where) from exc
-        if parsed.tzinfo is None:
-            raise InvalidInput(f"{where}: needs a time zone offset", field=where)
-        return parsed
+        return parse_time(value, where)
     try:
         expected = column.type.python_type
     except NotImplementedError:
