@@ -78,6 +78,8 @@ class CachingEmbedder:
         self._inner = inner
         self._rows: LRUCache[bytes, Vectors] = LRUCache(maxsize=max_entries)
         self._lock = threading.Lock()
+        # Texts being embedded now, by event loop: a second call for one of them waits for the first.
+        self._pending: dict[tuple[asyncio.AbstractEventLoop, bytes], asyncio.Future[dict[bytes, Vectors]]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -108,14 +110,44 @@ class CachingEmbedder:
         self.hits += len(items) - sum(1 for key in keys if key in missing)
         self.misses += len(missing)
         if missing:
-            fresh = await self._inner.embed(list(missing.values()), scope=scope)
-            with self._lock:
-                for key, row in zip(missing, fresh, strict=True):
-                    found[key] = row
-                    self._rows[key] = row
+            found.update(await self._embed_missing(missing, scope))
         if not items:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([found[key] for key in keys])
+
+    async def _embed_missing(self, missing: Mapping[bytes, str], scope: UsageScope | None) -> dict[bytes, Vectors]:
+        """Embed what the cache lacks; a text another call is embedding right now is waited for, not embedded
+        twice (a message recalled from its memory and its user's graph at once is embedded once)."""
+        loop = asyncio.get_running_loop()
+        waiting = {key: future for key in missing if (future := self._pending.get((loop, key))) is not None}
+        own = {key: text for key, text in missing.items() if key not in waiting}
+        rows: dict[bytes, Vectors] = {}
+        if own:
+            future: asyncio.Future[dict[bytes, Vectors]] = loop.create_future()
+            future.add_done_callback(lambda done: done.cancelled() or done.exception())  # retrieved: no warning
+            for key in own:
+                self._pending[(loop, key)] = future
+            try:
+                fresh = await self._inner.embed(list(own.values()), scope=scope)
+                rows = dict(zip(own, fresh, strict=True))
+                with self._lock:
+                    for key, row in rows.items():
+                        self._rows[key] = row
+                future.set_result(rows)
+            except BaseException:
+                future.cancel()  # the waiters embed for themselves
+                raise
+            finally:
+                for key in own:
+                    self._pending.pop((loop, key), None)
+        for key, waited in waiting.items():
+            try:
+                rows[key] = (await asyncio.shield(waited))[key]
+            except asyncio.CancelledError:
+                if not waited.cancelled():
+                    raise  # this call itself was cancelled
+                rows[key] = (await self._inner.embed([missing[key]], scope=scope))[0]
+        return rows
 
     def remember(self, vectors: Mapping[str, Sequence[float]]) -> None:
         """Take vectors this embedder made earlier and the store kept (a fact's note, embedded when it joined

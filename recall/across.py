@@ -42,8 +42,10 @@ async def find_across(recaller: Recaller, db: Database, *, tenant_id: str, memor
     recaller.userless.pop(key, None)
     if asyncio.get_running_loop().time() >= ends:
         return None
+    # The graph's hits over the score floor and their bridges, not an inline walk: a user's graph has no walk
+    # prepared for this conversation's turn, and judging its candidates would be the turn's slowest part.
     found = await recaller.find_in(db, tenant_id=tenant_id, memory_id=graph.memory_id, history=history, text=text,
-                                   ends=ends)
+                                   ends=ends, walk=False)
     if found is None or not found.items:
         return None
     async with db.session() as session:

@@ -101,15 +101,17 @@ class Recaller:
         return merged(found, crossed)
 
     async def find_in(self, db: Database, *, tenant_id: str, memory_id: str, history: Sequence[Mapping[str, Any]],
-                      text: str, ends: float) -> Found | None:
-        """Recall from one memory (a conversation, or a user's graph) until `ends` (the event loop's time)."""
+                      text: str, ends: float, walk: bool = True) -> Found | None:
+        """Recall from one memory (a conversation, or a user's graph) until `ends` (the event loop's time).
+        `walk=False`: with no walk prepared, the message's hits over the score floor and their bridges, as with
+        one prepared, and no judge asked inline (a user's graph: its walk would be the turn's slowest part)."""
         deadline = self.config.deadline_seconds
         loop = asyncio.get_running_loop()
         progress = Progress()
         # A task waited on, not awaited under a timeout: past the deadline it is cancelled and left to unwind
         # (a cancelled query's rollback) on its own, so that unwinding never counts against the deadline.
         # The fetch of what a cut-short search found needs a moment of its own inside the deadline.
-        finding = asyncio.ensure_future(self._find(db, tenant_id, memory_id, history, text, progress))
+        finding = asyncio.ensure_future(self._find(db, tenant_id, memory_id, history, text, progress, walk))
         try:
             await asyncio.wait({finding}, timeout=max(0.0, ends - deadline * self.config.fetch_share - loop.time()))
         except asyncio.CancelledError:
@@ -149,7 +151,7 @@ class Recaller:
         return Found(text, fetching.result(), provenance)
 
     async def _find(self, db: Database, tenant_id: str, memory_id: str, history: Sequence[Mapping[str, Any]],
-                    text: str, progress: Progress) -> Found | None:
+                    text: str, progress: Progress, walk: bool = True) -> Found | None:
         search = MessageSearch(self.embedder, self.config, tenant_id=tenant_id, memory_id=memory_id, text=text,
                                progress=progress, barren=self.barren, pks=self.pks)
         async with db.session() as session, db.session() as passages_session:
@@ -157,9 +159,11 @@ class Recaller:
             if searches is None:
                 return None
             candidates = progress.searched.candidates()
-            if searches.prepared is not None:
+            if searches.prepared is not None or not walk:
+                if searches.prepared is None and not candidates.touches(self.config.floor):
+                    return None
                 return await self._with_prepared(session, passages_session, tenant_id, text, searches, candidates,
-                                                 progress)
+                                                 progress, "prepared" if searches.prepared is not None else "hits")
         if not candidates.touches(self.config.floor):
             # Nothing near the message, nothing of its words: no block (`engine.recall.floor`), and no judge
             # asked to rate neighbours that are there only because a search always has some.
@@ -170,7 +174,8 @@ class Recaller:
         return await self._walked(db, tenant_id, memory_id, text, searches, candidates, progress)
 
     async def _with_prepared(self, session: Any, passages_session: Any, tenant_id: str, text: str,
-                             searches: Searches, candidates: Candidates, progress: Progress) -> Found:
+                             searches: Searches, candidates: Candidates, progress: Progress,
+                             provenance: str = "prepared") -> Found:
         """Seed 001: the message finds the walk ready and adds its own search hits, unjudged (the judge may rate
         a paraphrase every search ranks first as only tangential). The judge's walk is left to the lane; one
         step across the entities of the best hits, nearest the message, keeps the bridge a two-hop question
@@ -192,7 +197,7 @@ class Recaller:
         async with progress.step():
             (fact_ids, facts), passages = await asyncio.gather(facts_read(), recall_reads.passages_by_ids(
                 passages_session, tenant_id=tenant_id, memory_pk=pk, ids=passage_ids))
-        return Found(text, ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of), "prepared")
+        return Found(text, ranked_items(fact_ids, facts, passage_ids, passages, candidates.part_of), provenance)
 
     async def _walked(self, db: Database, tenant_id: str, memory_id: str, text: str, searches: Searches,
                       candidates: Candidates, progress: Progress) -> Found:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,6 +50,49 @@ async def test_cache_embeds_each_text_once() -> None:
     await cached.embed(["a"])  # evicted by the two-entry limit
     assert inner.seen == ["a", "b", "c", "a"]
     assert (await cached.embed([])).shape == (0, 384)
+
+
+class _Slow(_Counting):
+    """Embeds each text as a vector of its own (its first letter's code), after a pause."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def embed(self, texts: Sequence[str], *, scope: UsageScope | None = None) -> np.ndarray:
+        self.seen.extend(texts)
+        await self.release.wait()
+        rows = np.zeros((len(texts), 384), dtype=np.float32)
+        for i, text in enumerate(texts):
+            rows[i, ord(text[0]) % 384] = 1.0
+        return rows
+
+
+async def test_a_text_being_embedded_is_waited_for_not_embedded_twice() -> None:
+    inner = _Slow()
+    cached = CachingEmbedder(inner)
+    first = asyncio.ensure_future(cached.embed(["a", "b"]))
+    second = asyncio.ensure_future(cached.embed(["b", "c"]))
+    await asyncio.sleep(0)
+    inner.release.set()
+    one, two = await asyncio.gather(first, second)
+    assert sorted(inner.seen) == ["a", "b", "c"]  # "b" once
+    assert np.array_equal(one[1], two[0]) and one[1][ord("b")] == 1.0 and two[1][ord("c")] == 1.0
+
+
+async def test_a_waiter_embeds_for_itself_when_the_first_call_is_cancelled() -> None:
+    inner = _Slow()
+    cached = CachingEmbedder(inner)
+    first = asyncio.ensure_future(cached.embed(["a"]))
+    await asyncio.sleep(0)
+    second = asyncio.ensure_future(cached.embed(["a"]))
+    await asyncio.sleep(0)
+    first.cancel()
+    inner.release.set()
+    row = await second
+    assert row[0][ord("a")] == 1.0 and inner.seen == ["a", "a"]
+    with pytest.raises(asyncio.CancelledError):
+        await first
 
 
 async def test_bad_input_names_the_field(local_embedder: CachingEmbedder) -> None:
