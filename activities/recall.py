@@ -32,7 +32,7 @@ class RecallActivities:
 
     def all(self) -> list[object]:
         # The idle gate rides with recall's jobs: it needs the same embedder, and feeds recall across conversations.
-        gate = IdleActivities(self.db, self.embedder, language=self.config.language)
+        gate = IdleActivities(self.db, self.embedder, language=self.config.language, judge=self.judge)
         return [self.prepare_recall, self.distill_recall, *gate.all()]
 
     @activity.defn

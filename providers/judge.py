@@ -120,6 +120,20 @@ class ContradictionVerdict:
         return self.relation is Relation.CONTRADICTS
 
 
+# Whose word an extracted fact rests on: the user's (said or confirmed), the assistant's alone, or unclear.
+EXTRACTED_SOURCES = ("user", "assistant", "extracted")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedFact:
+    """A fact a model read out of a stretch of conversation, as the note tool takes one, with its source."""
+
+    note: str
+    subject: str
+    object: str
+    source: str = "extracted"
+
+
 class Judge(Protocol):
     """Batch judgments; each returns one verdict per input item, in order."""
 
@@ -153,4 +167,10 @@ class Judge(Protocol):
 
     async def judge_acts(self, episodes: Sequence[str], *, scope: UsageScope | None = None) -> list[ActVerdict]:
         """Each episode as `role: text` lines (engine.texts.messages_text): who said what decides the act."""
+        ...
+
+    async def extract_facts(self, stretches: Sequence[str], *, scope: UsageScope | None = None
+                            ) -> list[list[ExtractedFact]]:
+        """The facts worth keeping about the person in each stretch of conversation (`role: text` lines);
+        a judge without an extraction model finds none."""
         ...

@@ -25,6 +25,7 @@ from providers.judge import (
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
+    ExtractedFact,
     FactClaim,
     Relevance,
     RelevanceVerdict,
@@ -269,6 +270,11 @@ class LocalJudge:
     async def judge_acts(self, episodes: Sequence[str], *, scope: UsageScope | None = None) -> list[ActVerdict]:
         # Rules over who said which words (providers/local_acts.py): no embedding tells a correction from a lookup.
         return acts_of(episodes)
+
+    async def extract_facts(self, stretches: Sequence[str], *, scope: UsageScope | None = None
+                            ) -> list[list[ExtractedFact]]:
+        # No extraction model here: a quiet conversation reaches the user's graph as passages alone.
+        return [[] for _ in stretches]
 
 
 def _centroid(rows: Matrix) -> Matrix:

@@ -20,11 +20,13 @@ from engine.cutting import BoundaryScores
 from engine.graph import Relation
 from engine.salience import Act
 from providers.judge import (
+    EXTRACTED_SOURCES,
     AboutVerdict,
     ActVerdict,
     ContradictionVerdict,
     DistillVerdict,
     EntityMention,
+    ExtractedFact,
     FactClaim,
     Judge,
     Relevance,
@@ -217,6 +219,26 @@ class OpenAIJudge:
             lambda chunk: numbered("Episode", chunk, limit=self._limit),
             parse,
             lambda chunk: self._fallback.judge_acts(chunk, scope=scope),
+            scope,
+        )
+
+    async def extract_facts(self, stretches: Sequence[str], *, scope: UsageScope | None = None
+                            ) -> list[list[ExtractedFact]]:
+        def parse(item: dict[str, Any]) -> list[ExtractedFact]:
+            found = []
+            for fact in item["facts"]:
+                note, subject, obj = (str(fact[k]).strip() for k in ("note", "subject", "object"))
+                if note and subject and obj:
+                    source = fact.get("source") if fact.get("source") in EXTRACTED_SOURCES else "extracted"
+                    found.append(ExtractedFact(note[:4000], subject[:400], obj[:400], source))
+            return found
+
+        return await self._chunked(
+            TASKS["extract"],
+            stretches,
+            lambda chunk: numbered("Stretch", chunk, limit=self._limit),
+            parse,
+            lambda chunk: self._fallback.extract_facts(chunk, scope=scope),
             scope,
         )
 

@@ -149,6 +149,26 @@ TASKS = {
         fields={"act": {"type": "string", "enum": [act.value for act in Act]}, "score": _SCORE},
         tokens_per_item=16,
     ),
+    "extract": Task(
+        name="extract_facts",
+        instructions=(
+            "Each stretch below is part of a conversation that has gone quiet, as lines `role: text`. List in "
+            "`facts` what is worth remembering about the person in later conversations: their plans, dates, "
+            "preferences, people, places, decisions and corrections. Each fact is one sentence that reads alone "
+            "(`note`, with names and values, never 'he' or 'it'), and the two things it links (`subject`, "
+            "`object`). Give `source`: `user` when the user said or confirmed it, `assistant` when only the "
+            "assistant said it, `extracted` when you cannot tell. Where the user changed a value, keep the "
+            "latest. Greetings, thanks and passing remarks are not facts: an empty list is a good answer."
+        ),
+        fields={"facts": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"note": {"type": "string"}, "subject": {"type": "string"},
+                           "object": {"type": "string"},
+                           "source": {"type": "string", "enum": ["user", "assistant", "extracted"]}},
+            "required": ["note", "subject", "object", "source"],
+            "additionalProperties": False}}},
+        tokens_per_item=300,
+    ),
 }
 
 
