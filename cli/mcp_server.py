@@ -29,6 +29,8 @@ __all__ = ["BearerGate", "bearer_key", "build_server"]
 # tool's argument before any call (tests/unit/test_mcp_tools.py holds them to the gateway's).
 MemoryId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._:-]{1,128}$",
                                 description="The memory (one conversation): 1-128 of A-Z a-z 0-9 . _ : -")]
+UserId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._:-]{1,100}$",
+                              description="The person (X-Lethe-User): their facts from all their conversations")]
 FactId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._:-]{1,80}$",
                               description="A fact's id, as search_memory or read_facts show it")]
 Note = Annotated[str, Field(min_length=1, max_length=4000, pattern=r"\S",
@@ -60,7 +62,16 @@ def _fact(record: FactRecord) -> dict[str, Any]:
         shown["milestone"] = True
     if record.conflict_with:
         shown["conflicts_with"] = record.conflict_with  # unsettled: the facts block shows both
+    if record.origin_memory_id:
+        shown["from"] = record.origin_memory_id  # a user's fact: the conversation it came from
     return shown
+
+
+def _owner(memory_id: str | None, user_id: str | None) -> dict[str, str]:
+    """Whose facts a call is about: one memory, or one user across their conversations."""
+    if (memory_id is None) == (user_id is None):
+        raise ToolError("memory_id or user_id: name one of them (a conversation, or a person), not both")
+    return {"memory_id": memory_id} if memory_id is not None else {"user_id": user_id}  # type: ignore[dict-item]
 
 
 async def _call(base_url: str, work: Awaitable[Any]) -> Any:
@@ -80,9 +91,10 @@ async def _call(base_url: str, work: Awaitable[Any]) -> Any:
 def build_server(http: httpx.AsyncClient, key_of: KeyOf) -> MCPServer:
     """The server's five tools; `http` is the gateway's connection pool, `key_of` a call's API key."""
     server = MCPServer("lethe", version=VERSION, instructions=(
-        "Lethe keeps a knowledge graph of facts per memory (one conversation, named by its memory_id). "
-        "Search it before answering from what was said earlier; add what is worth keeping as one fact per "
-        "sentence; correct or forget a fact by the id search_memory or read_facts gives."))
+        "Lethe keeps a knowledge graph of facts per memory (one conversation, named by its memory_id), and one "
+        "per person across their conversations (named by user_id). Search it before answering from what was "
+        "said earlier; add what is worth keeping as one fact per sentence; correct or forget a fact by the id "
+        "search_memory or read_facts gives. Each tool takes a memory_id or a user_id."))
     base_url = str(http.base_url)
 
     def lethe(ctx: Context) -> AsyncLethe:
@@ -92,62 +104,76 @@ def build_server(http: httpx.AsyncClient, key_of: KeyOf) -> MCPServer:
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
-    async def search_memory(memory_id: MemoryId, query: Query, ctx: Context,
+    async def search_memory(query: Query, ctx: Context, memory_id: MemoryId | None = None,
+                            user_id: UserId | None = None,
                             limit: Annotated[int, Field(ge=1, le=20, description="How many results, 1-20")] = 10,
                             ) -> str:
         """Search a memory's facts in force, then passages of its older conversation, best match first. Use it
         before answering from anything said earlier. A fact has an `id` (for correct_fact and forget_fact), its
         `note`, the `subject` and `object` it links, its `source` and date `at`; a passage has `text` and the
-        turns it came from. A fact just added is found once the memory has integrated it (seconds)."""
-        found = await _call(base_url, lethe(ctx).search_facts(memory_id, query, limit))
+        turns it came from. A fact just added is found once the memory has integrated it (seconds). With
+        `user_id`, the person's facts from all their conversations, each with the conversation it came from."""
+        owner = _owner(memory_id, user_id)
+        found = await _call(base_url, lethe(ctx).search_facts(memory_id, query, limit, user=user_id))
         results = []
         for hit in found.results:
             if hit.kind == "fact":
                 results.append({"kind": "fact", "id": hit.id, "note": hit.note, "subject": hit.subject,
                                 "object": hit.object, "source": hit.source, "at": hit.at,
-                                "score": round(hit.score, 4)})
+                                "score": round(hit.score, 4),
+                                **({"from": origin} if (origin := getattr(hit, "origin_memory_id", None)) else {})})
             else:
                 results.append({"kind": hit.kind, "id": hit.id, "text": hit.text,
                                 "turns": [hit.first_turn, hit.last_turn], "at": hit.at,
                                 "score": round(hit.score, 4)})
-        return _compact({"memory_id": found.memory_id, "query": found.query, "results": results})
+        return _compact({**owner, "query": found.query, "results": results})
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False))
-    async def add_fact(memory_id: MemoryId, note: Note,
+    async def add_fact(note: Note,
                        subject: Annotated[Name, Field(description="The entity the fact is about")],
                        object: Annotated[Name, Field(description="The other entity (or value) it links to")],
-                       ctx: Context) -> str:
+                       ctx: Context, memory_id: MemoryId | None = None, user_id: UserId | None = None) -> str:
         """Add one fact to a memory: a sentence that reads on its own (who, what, when), and the two entities it
         links, e.g. note "Ana moved to Lisbon in 2024", subject "Ana", object "Lisbon". The memory brings it
         into its graph (a restatement merged, a contradicted fact retired) within seconds. Answers its `id`."""
-        written = await _call(base_url, lethe(ctx).add_fact(memory_id, note, subject, object))
+        _owner(memory_id, user_id)
+        written = await _call(base_url, lethe(ctx).add_fact(memory_id, note, subject, object, user=user_id))
         return _compact({"id": written.id, "note": written.note, "subject": written.subject,
                          "object": written.object, "at": written.at})
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False, open_world_hint=False))
-    async def correct_fact(memory_id: MemoryId, fact_id: FactId, note: Note, ctx: Context) -> str:
+    async def correct_fact(fact_id: FactId, note: Note, ctx: Context, memory_id: MemoryId | None = None,
+                           user_id: UserId | None = None) -> str:
         """Replace a fact that is wrong or out of date with a corrected sentence; its subject and object are
         kept. The old fact is retired at once and the answer's `id` is the new one's. A fact no longer in force
         (already corrected, forgotten or merged) cannot be corrected: the error names the one to correct."""
-        written = await _call(base_url, lethe(ctx).correct_fact(memory_id, fact_id, note))
+        _owner(memory_id, user_id)
+        written = await _call(base_url, lethe(ctx).correct_fact(memory_id, fact_id, note, user=user_id))
         return _compact({"id": written.id, "corrects": written.corrects, "note": written.note,
                          "subject": written.subject, "object": written.object, "at": written.at})
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False))
-    async def forget_fact(memory_id: MemoryId, fact_id: FactId, ctx: Context) -> str:
+    async def forget_fact(fact_id: FactId, ctx: Context, memory_id: MemoryId | None = None,
+                          user_id: UserId | None = None) -> str:
         """Forget a fact (and its restatements) the user wants gone: it is never searched, recalled or shown
         again. Answers the ids forgotten."""
-        done = await _call(base_url, lethe(ctx).forget_fact(memory_id, fact_id))
+        _owner(memory_id, user_id)
+        done = await _call(base_url, lethe(ctx).forget_fact(memory_id, fact_id, user=user_id))
         return _compact({"forgotten": done.facts})
 
     @server.tool(annotations=read_only)
-    async def read_facts(memory_id: MemoryId, ctx: Context) -> str:
+    async def read_facts(ctx: Context, memory_id: MemoryId | None = None, user_id: UserId | None = None) -> str:
         """Read a memory's facts in force: `facts_block` is the text the model is shown in place of the
         conversation that faded (null while nothing has faded), and `facts` every fact in force with its `id`,
-        `note`, `subject`, `object`, `source` and date, oldest first (facts added with add_fact too)."""
+        `note`, `subject`, `object`, `source` and date, oldest first (facts added with add_fact too). With
+        `user_id`, the person's facts in force (no facts block: that is a conversation's), each with `from`."""
+        owner = _owner(memory_id, user_id)
         client = lethe(ctx)
+        if user_id is not None:
+            listing = await _call(base_url, client.facts(user=user_id))
+            return _compact({**owner, "facts_block": None, "facts": [_fact(f) for f in listing.facts if f.in_force]})
         state, listing = await _call(base_url, asyncio.gather(client.state(memory_id), client.facts(memory_id)))
-        return _compact({"memory_id": listing.memory_id, "facts_block": state.facts_block,
+        return _compact({**owner, "facts_block": state.facts_block,
                          "facts": [_fact(f) for f in listing.facts if f.in_force]})
 
     return server

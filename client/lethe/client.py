@@ -125,6 +125,13 @@ class _Calls:
         return given or f"lethe-py-{uuid.uuid4().hex}"
 
     @staticmethod
+    def facts_path(memory_id: str | None, user: str | None) -> str:
+        """A memory's facts, or (`user=`, memory_id None) the facts of a user's graph."""
+        if (memory_id is None) == (user is None):
+            raise ValueError("name a memory_id or a user, not both")
+        return f"/v1/users/{user}/facts" if user is not None else f"/v1/memories/{memory_id}/facts"
+
+    @staticmethod
     def retryable(attempt: int, limit: int, response: httpx.Response | None) -> bool:
         return attempt < limit and (response is None or response.status_code in RETRY_STATUSES)
 
@@ -181,33 +188,56 @@ class Lethe(_Calls):
     def erase(self, memory_id: str) -> Erased:
         return Erased.model_validate(self._send("DELETE", f"/v1/memories/{memory_id}", headers=self.headers()).json())
 
-    def search_facts(self, memory_id: str, q: str, limit: int = 10) -> FactHits:
-        answer = self._send("GET", f"/v1/memories/{memory_id}/facts/search", params={"q": q, "limit": limit},
+    def search_facts(self, memory_id: str | None, q: str, limit: int = 10, *, user: str | None = None
+                     ) -> FactHits:
+        answer = self._send("GET", f"{self.facts_path(memory_id, user)}/search", params={"q": q, "limit": limit},
                             headers=self.headers())
         return FactHits.model_validate(answer.json())
 
-    def add_fact(self, memory_id: str, note: str, subject: str, object: str, *, milestone: bool = False,
+    def add_fact(self, memory_id: str | None, note: str, subject: str, object: str, *, milestone: bool = False,
+                 user: str | None = None,
                  idempotency_key: str | None = None) -> FactWritten:
-        answer = self._send("POST", f"/v1/memories/{memory_id}/facts",
+        answer = self._send("POST", self.facts_path(memory_id, user),
                             json={"note": note, "subject": subject, "object": object, "milestone": milestone},
                             headers=self.headers(idempotency_key=self.key(idempotency_key)))
         return FactWritten.model_validate(answer.json())
 
-    def correct_fact(self, memory_id: str, fact_id: str, note: str, *, subject: str | None = None,
+    def correct_fact(self, memory_id: str | None, fact_id: str, note: str, *, subject: str | None = None,
+                     user: str | None = None,
                      object: str | None = None, milestone: bool | None = None,
                      idempotency_key: str | None = None) -> FactWritten:
-        answer = self._send("POST", f"/v1/memories/{memory_id}/facts/{fact_id}/correct",
+        answer = self._send("POST", f"{self.facts_path(memory_id, user)}/{fact_id}/correct",
                             json=self.correction(note, subject, object, milestone),
                             headers=self.headers(idempotency_key=self.key(idempotency_key)))
         return FactWritten.model_validate(answer.json())
 
-    def forget_fact(self, memory_id: str, fact_id: str, *, erase: bool = False) -> FactForgotten:
-        answer = self._send("DELETE", f"/v1/memories/{memory_id}/facts/{fact_id}",
+    def forget_fact(self, memory_id: str | None, fact_id: str, *, erase: bool = False,
+                    user: str | None = None) -> FactForgotten:
+        answer = self._send("DELETE", f"{self.facts_path(memory_id, user)}/{fact_id}",
                             params={"erase": "true"} if erase else None, headers=self.headers())
         return FactForgotten.model_validate(answer.json())
 
-    def facts(self, memory_id: str) -> Facts:
-        return Facts.model_validate(self._send("GET", f"/v1/memories/{memory_id}/facts", headers=self.headers()).json())
+    def facts(self, memory_id: str | None = None, *, user: str | None = None) -> Facts:
+        return Facts.model_validate(self._send("GET", self.facts_path(memory_id, user), headers=self.headers()).json())
+
+    def users(self, *, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+        """The tenant's users, newest first: `users` and `next_cursor`."""
+        params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+        return self._send("GET", "/v1/users", params=params, headers=self.headers()).json()  # type: ignore[no-any-return]
+
+    def user(self, user_id: str) -> dict[str, Any]:
+        """The user's conversations, facts in force and the profile in force."""
+        return self._send("GET", f"/v1/users/{user_id}", headers=self.headers()).json()  # type: ignore[no-any-return]
+
+    def erase_user(self, user_id: str, *, memories: bool = False) -> dict[str, Any]:
+        """Erase the user and their graph; `memories=True`, every conversation of theirs too."""
+        return self._send("DELETE", f"/v1/users/{user_id}", params={"memories": "true"} if memories else None,  # type: ignore[no-any-return]
+                          headers=self.headers()).json()
+
+    def import_memory(self, memory_id: str, document: dict[str, Any]) -> dict[str, Any]:
+        """Rebuild a memory from what `export` produced, under `memory_id` (which must not exist)."""
+        return self._send("POST", f"/v1/memories/{memory_id}/import", json=document,  # type: ignore[no-any-return]
+                          headers=self.headers()).json()
 
     def close(self) -> None:
         self._http.close()
@@ -266,34 +296,54 @@ class AsyncLethe(_Calls):
         return Erased.model_validate((await self._send("DELETE", f"/v1/memories/{memory_id}",
                                                        headers=self.headers())).json())
 
-    async def search_facts(self, memory_id: str, q: str, limit: int = 10) -> FactHits:
-        answer = await self._send("GET", f"/v1/memories/{memory_id}/facts/search", params={"q": q, "limit": limit},
+    async def search_facts(self, memory_id: str | None, q: str, limit: int = 10, *, user: str | None = None
+                     ) -> FactHits:
+        answer = await self._send("GET", f"{self.facts_path(memory_id, user)}/search", params={"q": q, "limit": limit},
                                   headers=self.headers())
         return FactHits.model_validate(answer.json())
 
-    async def add_fact(self, memory_id: str, note: str, subject: str, object: str, *, milestone: bool = False,
+    async def add_fact(self, memory_id: str | None, note: str, subject: str, object: str, *, milestone: bool = False,
+                 user: str | None = None,
                        idempotency_key: str | None = None) -> FactWritten:
-        answer = await self._send("POST", f"/v1/memories/{memory_id}/facts",
+        answer = await self._send("POST", self.facts_path(memory_id, user),
                                   json={"note": note, "subject": subject, "object": object, "milestone": milestone},
                                   headers=self.headers(idempotency_key=self.key(idempotency_key)))
         return FactWritten.model_validate(answer.json())
 
-    async def correct_fact(self, memory_id: str, fact_id: str, note: str, *, subject: str | None = None,
+    async def correct_fact(self, memory_id: str | None, fact_id: str, note: str, *, subject: str | None = None,
+                     user: str | None = None,
                            object: str | None = None, milestone: bool | None = None,
                            idempotency_key: str | None = None) -> FactWritten:
-        answer = await self._send("POST", f"/v1/memories/{memory_id}/facts/{fact_id}/correct",
+        answer = await self._send("POST", f"{self.facts_path(memory_id, user)}/{fact_id}/correct",
                                   json=self.correction(note, subject, object, milestone),
                                   headers=self.headers(idempotency_key=self.key(idempotency_key)))
         return FactWritten.model_validate(answer.json())
 
-    async def forget_fact(self, memory_id: str, fact_id: str, *, erase: bool = False) -> FactForgotten:
-        answer = await self._send("DELETE", f"/v1/memories/{memory_id}/facts/{fact_id}",
+    async def forget_fact(self, memory_id: str | None, fact_id: str, *, erase: bool = False,
+                    user: str | None = None) -> FactForgotten:
+        answer = await self._send("DELETE", f"{self.facts_path(memory_id, user)}/{fact_id}",
                                   params={"erase": "true"} if erase else None, headers=self.headers())
         return FactForgotten.model_validate(answer.json())
 
-    async def facts(self, memory_id: str) -> Facts:
-        answer = await self._send("GET", f"/v1/memories/{memory_id}/facts", headers=self.headers())
+    async def facts(self, memory_id: str | None = None, *, user: str | None = None) -> Facts:
+        answer = await self._send("GET", self.facts_path(memory_id, user), headers=self.headers())
         return Facts.model_validate(answer.json())
+
+    async def users(self, *, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+        params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+        return (await self._send("GET", "/v1/users", params=params, headers=self.headers())).json()  # type: ignore[no-any-return]
+
+    async def user(self, user_id: str) -> dict[str, Any]:
+        return (await self._send("GET", f"/v1/users/{user_id}", headers=self.headers())).json()  # type: ignore[no-any-return]
+
+    async def erase_user(self, user_id: str, *, memories: bool = False) -> dict[str, Any]:
+        answer = await self._send("DELETE", f"/v1/users/{user_id}", params={"memories": "true"} if memories else None,
+                                  headers=self.headers())
+        return answer.json()  # type: ignore[no-any-return]
+
+    async def import_memory(self, memory_id: str, document: dict[str, Any]) -> dict[str, Any]:
+        answer = await self._send("POST", f"/v1/memories/{memory_id}/import", json=document, headers=self.headers())
+        return answer.json()  # type: ignore[no-any-return]
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -30,13 +30,15 @@ class FactHit(_Model):
 
 
 class FactHits(_Model):
-    memory_id: str
+    memory_id: str | None = None  # a memory's facts
+    user_id: str | None = None  # or a user's
     query: str
     results: list[FactHit]
 
 
 class FactWritten(_Model):
-    memory_id: str
+    memory_id: str | None = None
+    user_id: str | None = None
     id: str
     note: str
     subject: str
@@ -48,7 +50,8 @@ class FactWritten(_Model):
 
 
 class FactForgotten(_Model):
-    memory_id: str
+    memory_id: str | None = None
+    user_id: str | None = None
     id: str
     done: str  # "forgotten" or "erased"
     facts: list[str]  # the fact and its restatements
@@ -69,6 +72,7 @@ class FactRecord(_Model):
     retired_by: str | None = None
     merged_into: str | None = None
     conflict_with: str | None = None
+    origin_memory_id: str | None = None  # a user's fact: the conversation it came from
 
     @property
     def in_force(self) -> bool:
@@ -77,5 +81,6 @@ class FactRecord(_Model):
 
 
 class Facts(_Model):
-    memory_id: str
+    memory_id: str | None = None
+    user_id: str | None = None
     facts: list[FactRecord]  # every fact ever held, oldest first

@@ -46,3 +46,39 @@ async def test_a_fact_round_trips_through_the_client(
         with pytest.raises(LetheAPIError) as caught:
             await stranger.facts("client-facts")
     assert (caught.value.status, caught.value.type) == (404, "not_found")
+
+
+async def test_a_users_memory_through_the_client(gateway: str, tenant: tuple[str, str]) -> None:
+    """`user=` turns each fact call to the user's graph; the user calls list, read and erase them; a memory's
+    export imports back under another id."""
+    _, key = tenant
+    async with AsyncLethe(gateway, key) as lethe:
+        await lethe.decorate("client-user-chat", {"model": "gpt-4o-mini", "messages": [
+            {"role": "user", "content": "Hi, I am Noor."}]}, user="noor")
+        added = await lethe.add_fact(None, "Noor's favourite tea is genmaicha.", "Noor", "genmaicha", user="noor")
+        assert added.user_id == "noor" and added.memory_id is None and added.source == "api"
+
+        async def found() -> list[str]:
+            hits = await lethe.search_facts(None, "genmaicha tea", user="noor")
+            return [str(h.id) for h in hits.results if h.kind == "fact"]
+
+        assert added.id in await eventually(found, timeout=60)
+        listing = await lethe.facts(user="noor")
+        assert listing.user_id == "noor" and [f.fact_key for f in listing.facts] == [added.id]
+        assert [u["user_id"] for u in (await lethe.users())["users"]] == ["noor"]
+        assert [m["memory_id"] for m in (await lethe.user("noor"))["memories"]] == ["client-user-chat"]
+        forgotten = await lethe.forget_fact(None, added.id, user="noor", erase=True)
+        assert forgotten.done == "erased" and forgotten.user_id == "noor"
+        with pytest.raises(ValueError):
+            await lethe.facts("client-user-chat", user="noor")
+
+        document = await lethe.export("client-user-chat")
+        assert (await lethe.erase("client-user-chat")).erased
+        assert (await lethe.import_memory("client-user-chat", document))["imported"] is True
+        # Imported, it belongs to no one: erasing the user leaves it.
+        erased = await lethe.erase_user("noor", memories=True)
+        assert erased["erased"] is True and erased["memories"] == []
+        assert (await lethe.state("client-user-chat")).turns == 1
+        with pytest.raises(LetheAPIError) as gone:
+            await lethe.user("noor")
+        assert gone.value.status == 404

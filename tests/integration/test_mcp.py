@@ -155,3 +155,31 @@ async def test_over_http_each_request_acts_with_its_own_key(
         assert "(404 not_found)" in await _error(stranger, "forget_fact", memory_id="mcp-http", fact_id=kept["id"])
     async with _over_http(mcp_http, key) as client:
         assert [f["id"] for f in (await _tool(client, "read_facts", memory_id="mcp-http"))["facts"]] == [kept["id"]]
+
+
+async def test_over_stdio_the_tools_take_a_user(
+    gateway: str, http: httpx.AsyncClient, tenant: tuple[str, str]
+) -> None:
+    """With `user_id`, the tools act on the person's facts from all their conversations."""
+    _, key = tenant
+    named = await http.post("/v1/memories/mcp-user-chat/decorate", headers={**_auth(key), "X-Lethe-User": "rumi"},
+                            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi."}]})
+    assert named.status_code == 200, named.text
+    server = StdioServerParameters(command=LETHE, args=["mcp", "--transport", "stdio"],
+                                   env={"LETHE_URL": gateway, "LETHE_KEY": key})
+    async with Client(server) as client:
+        added = await _tool(client, "add_fact", user_id="rumi", **FACT)
+
+        async def found() -> list[dict[str, Any]]:
+            hits = await _tool(client, "search_memory", user_id="rumi", query=QUERY, limit=5)
+            assert hits["user_id"] == "rumi"
+            return [h for h in hits["results"] if h["kind"] == "fact" and h["id"] == added["id"]]
+
+        assert (await eventually(found, timeout=60))[0]["note"] == FACT["note"]
+        read = await _tool(client, "read_facts", user_id="rumi")
+        assert [f["id"] for f in read["facts"]] == [added["id"]] and read["facts_block"] is None
+        assert added["id"] in (await _tool(client, "forget_fact", user_id="rumi", fact_id=added["id"]))["forgotten"]
+        assert (await _tool(client, "read_facts", user_id="rumi"))["facts"] == []
+        both = await _error(client, "read_facts", user_id="rumi", memory_id="mcp-user-chat")
+        assert "memory_id or user_id" in both
+        assert "(404 not_found)" in await _error(client, "read_facts", user_id="nobody-here")

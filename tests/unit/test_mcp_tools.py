@@ -18,10 +18,18 @@ async def _schemas() -> dict[str, dict[str, Any]]:
     return {tool.name: tool.input_schema["properties"] for tool in tools}
 
 
+def _given(argument: dict[str, Any]) -> dict[str, Any]:
+    """An optional argument's schema when given (not null)."""
+    return next((a for a in argument.get("anyOf", [argument]) if a.get("type") != "null"), argument)
+
+
 async def test_the_tools_bounds_are_the_gateways() -> None:
     schemas = await _schemas()
-    assert {name: args["memory_id"]["pattern"] for name, args in schemas.items()} == dict.fromkeys(
+    # Every tool takes a memory or a user, by the gateway's own patterns (X-Lethe-User: at most 100 characters).
+    assert {name: _given(args["memory_id"])["pattern"] for name, args in schemas.items()} == dict.fromkeys(
         schemas, MEMORY_ID_PATTERN.pattern)
+    assert {name: _given(args["user_id"])["pattern"] for name, args in schemas.items()} == dict.fromkeys(
+        schemas, MEMORY_ID_PATTERN.pattern.replace("128", "100"))
     assert schemas["add_fact"]["note"]["maxLength"] == schemas["correct_fact"]["note"]["maxLength"] == MAX_NOTE
     assert schemas["add_fact"]["subject"]["maxLength"] == schemas["add_fact"]["object"]["maxLength"] == MAX_NAME
     assert schemas["search_memory"]["query"]["maxLength"] == MAX_QUERY
