@@ -54,10 +54,11 @@ def is_facts_block(item: dict[str, Any]) -> bool:
 
 
 async def facts_kept(lethe: AsyncLethe, memory_id: str) -> None:
-    """Wait until the lane has written the notes' facts: from then on every view opens with the facts block."""
+    """Wait until the memory has a facts block (the notes' facts written, their episodes sealed): from then on
+    every view opens with it."""
 
     async def kept() -> bool:
-        return bool((await lethe.facts(memory_id)).facts)
+        return (await lethe.state(memory_id)).facts_block is not None
 
     await eventually(kept, timeout=60)
 

@@ -74,6 +74,8 @@ async def test_the_session_alone_sends_lethes_view_from_get_items(
                       model=OpenAIResponsesModel("gpt-test", AsyncOpenAI(base_url=upstream.base_url, api_key="sk")))
         answers, views = [], []
         for question in asked:
+            if question == asked[-1]:
+                await facts_kept(lethe, "agents-alone")  # the last run's views then open with the facts block
             views.append(await session.get_items())
             upstream.requests.clear()
             result = await Runner.run(agent, question, session=session, run_config=RunConfig(tracing_disabled=True))
@@ -81,7 +83,6 @@ async def test_the_session_alone_sends_lethes_view_from_get_items(
             first = upstream.requests[0]["input"]
             assert first == views[-1] + [{"content": question, "role": "user"}]
         # Once faded and noted, the view opens with the facts block and no longer holds the first question.
-        await facts_kept(lethe, "agents-alone")
         final = await session.get_items()
         assert is_facts_block(final[0]) and asked[0] not in [text_of(item) for item in final]
         assert any(is_note_ask(item) for view in views for item in view)
