@@ -5,13 +5,14 @@ import { $, h, clear, show, when, STATES } from "./dom.js";
 import { renderOverview, renderWindow, renderSignificance } from "./timeline.js";
 import { renderActivation, highlight } from "./activation.js";
 import { renderSummary, renderNoteAsk, renderFactsBlock, renderGraph, renderRecall, episodeCard } from "./panels.js";
+import { loadUsers, openUser } from "./users.js";
 
 const WINDOW = 150;           // episodes drawn at once: the timeline stays light at ten thousand
 const EXPORT_AUTO_LIMIT = 20000; // messages; a larger export is loaded on request only
 const POINTS = 120;           // moments per activation line
 
 const view = { token: 0, memory: null, state: null, facts: [], exported: null, start: 0, activation: null,
-  cursor: null, filter: "" };
+  cursor: null, filter: "", userCursor: null };
 
 function describe(error) {
   if (error instanceof ApiError) return `${error.message} (${error.status || "no answer"}${error.type ? ` ${error.type}` : ""})`;
@@ -31,7 +32,7 @@ function showSignin(message) {
 async function signIn(key) {
   session.set(key);
   try {
-    await loadMemories(true);
+    await Promise.all([loadMemories(true), loadUsers(view, true)]);
   } catch (error) {
     session.clear();
     showSignin(error instanceof ApiError && error.status === 401
@@ -66,8 +67,36 @@ async function loadMemories(reset) {
   show($("memories-empty"), !list.children.length);
 }
 
+// ---- one user --------------------------------------------------------------------------------------------
+async function showUser(id) {
+  const token = ++view.token;
+  document.body.dataset.ready = "loading";
+  show($("user-error"), false);
+  try {
+    await openUser(id);
+  } catch (error) {
+    if (token !== view.token) return;
+    if (error instanceof ApiError && error.status === 401) { session.clear(); showSignin(`Signed out: ${describe(error)}`); return; }
+    show($("user-body"), false);
+    $("user-error").textContent = error instanceof ApiError && error.status === 404
+      ? `No user “${id}” for this key: ${describe(error)}` : `Could not open user “${id}”: ${describe(error)}`;
+    show($("user-error"), true);
+    document.body.dataset.ready = "error";
+    return;
+  }
+  if (token !== view.token) return;
+  show($("user-body"), true);
+  document.body.dataset.ready = "yes";
+}
+
 // ---- one memory ------------------------------------------------------------------------------------------
 function route() {
+  const user = location.hash.match(/^#\/u\/(.+)$/);
+  const userId = user ? decodeURIComponent(user[1]) : null;
+  for (const li of $("users").children) li.classList.toggle("current", li.dataset.user === userId);
+  show($("user"), Boolean(userId));
+  show($("memory"), !userId);
+  if (userId) { showUser(userId); return; }
   const match = location.hash.match(/^#\/m\/(.+)$/);
   const id = match ? decodeURIComponent(match[1]) : null;
   for (const li of $("memories").children) li.classList.toggle("current", li.dataset.memory === id);
@@ -225,6 +254,11 @@ function wire() {
     if (li) location.hash = `#/m/${encodeURIComponent(li.dataset.memory)}`;
   });
   $("memories-more").onclick = () => loadMemories(false).catch((e) => memoryError(describe(e)));
+  $("users").addEventListener("click", (event) => {
+    const li = event.target.closest("li");
+    if (li) location.hash = `#/u/${encodeURIComponent(li.dataset.user)}`;
+  });
+  $("users-more").onclick = () => loadUsers(view, false).catch((e) => memoryError(describe(e)));
   let typing = null;
   $("memory-filter").addEventListener("input", (event) => {
     clearTimeout(typing);
