@@ -28,6 +28,7 @@ __all__ = [
     "ClockDep",
     "ServicesDep",
     "HotPathDep",
+    "AgentHeader",
     "MemoryIdDep",
     "UserHeader",
     "OptionsDep",
@@ -154,4 +155,6 @@ AdminDep = Annotated[None, Depends(_admin)]
 MemoryIdDep = Annotated[str, Depends(_memory_id)]
 # The person the memory belongs to (fixed at the first call naming one): whose graph it feeds and recalls.
 UserHeader = Annotated[str | None, Header(alias="X-Lethe-User", pattern=MEMORY_ID_PATTERN.pattern, max_length=100)]
+# The agent that runs the conversation, fixed at the first call that names one (the profile's `agent:<name>`).
+AgentHeader = Annotated[str | None, Header(alias="X-Lethe-Agent", pattern=MEMORY_ID_PATTERN.pattern, max_length=100)]
 ClockDep = Annotated[Clock, Depends(_clock)]

@@ -38,7 +38,7 @@ from service.memory_cache import CachedMemory, History, MemoryContents
 from service.metrics import count_cache, count_recall
 from service.notes import note_answer, record_facts_written, take_note
 from service.shapes import parse_request, role_of
-from service.users import bind_user
+from service.users import bind_agent, bind_user
 from store.db import StoreSession
 from store.records import MemoryRecord
 from store.repositories import (
@@ -91,7 +91,7 @@ class _Call:
 
 async def decorate(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None,
-    shape: str | None = None, user_id: str | None = None,
+    shape: str | None = None, user_id: str | None = None, agent: str | None = None,
 ) -> bytes:
     """The one entry point of decorate, for the route and for anything else that decorates (a proxy):
     the answer's JSON (`DecorateResponse`), encoded once, so what is sent is what a retry gets back.
@@ -113,6 +113,8 @@ async def decorate(
             locked = time.perf_counter()
             if user_id is not None:
                 await bind_user(session, tenant_id=tenant_id, memory=memory, user_id=user_id)
+            if agent is not None:
+                bind_agent(memory, agent)
             if (replay := await _replay(session, call, tenant_id=tenant_id, memory_id=memory_id)) is not None:
                 return replay
             now = clock.advance(memory.latest_at)

@@ -18,7 +18,7 @@ from service.context import HotPath
 from service.encoding import encode
 from service.notes import note_answer, record_facts_written, take_note
 from service.shapes import agent_reply_is_empty, parse_report, reply_items, role_of, usage_input_tokens
-from service.users import bind_user
+from service.users import bind_agent, bind_user
 from store.repositories import idempotency, memories, messages, outbox, size_ratios
 
 __all__ = ["report"]
@@ -42,7 +42,7 @@ def _reply_history(
 
 async def report(
     ctx: HotPath, *, tenant_id: str, memory_id: str, body: Any, clock: Clock, idempotency_key: str | None,
-    user_id: str | None = None,
+    user_id: str | None = None, agent: str | None = None,
 ) -> bytes:
     """The answer's JSON (`ReportResponse`), encoded once: what is sent is what a retry gets back."""
     request = parse_report(body)
@@ -52,6 +52,8 @@ async def report(
         memory = await memories.lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
         if user_id is not None:
             await bind_user(session, tenant_id=tenant_id, memory=memory, user_id=user_id)
+        if agent is not None:
+            bind_agent(memory, agent)
         replay = await idempotency.find_replay(session, tenant_id=tenant_id, memory_id=memory_id,
                                                endpoint="report", key=key, body_hash=body_hash)
         if replay is not None:

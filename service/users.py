@@ -18,14 +18,15 @@ from service.inspector import decode_cursor, encode_cursor
 from service.inspector import facts as fact_listing
 from service.relay import end_workflow
 from store.db import Database, StoreSession
-from store.records import MemoryRecord
+from store.records import MemoryRecord, row_of
 from store.repositories import tenants, users
 from store.repositories.users import UserLink, UserSummary
 
-__all__ = ["USER_HEADER", "bind_user", "erase_user", "get_profile", "get_user", "graph_of", "list_users",
-           "put_profile", "user_facts"]
+__all__ = ["AGENT_HEADER", "USER_HEADER", "bind_agent", "bind_user", "erase_user", "get_profile", "get_user",
+           "graph_of", "list_users", "put_profile", "user_facts"]
 
 USER_HEADER = "X-Lethe-User"
+AGENT_HEADER = "X-Lethe-Agent"
 AGENT_SOURCE = re.compile(r"^agent:[A-Za-z0-9._:-]{1,100}$")
 
 
@@ -35,6 +36,16 @@ async def bind_user(session: StoreSession, *, tenant_id: str, memory: MemoryReco
     other = await users.bind_memory(session, tenant_id=tenant_id, memory=memory, user_id=user_id)
     if other is not None:
         raise Conflict(f"{USER_HEADER}: memory {memory.memory_id!r} belongs to user {other!r}, not {user_id!r}")
+
+
+def bind_agent(memory: MemoryRecord, agent: str) -> None:
+    """Name the agent that runs the (locked) conversation, at the first call that names one: the tenant's profile
+    may let one agent's facts into its users' graphs (`agent:<name>`). Another agent later is a 409."""
+    row = row_of(memory)
+    if row.agent is None:
+        row.agent = agent
+    elif row.agent != agent:
+        raise Conflict(f"{AGENT_HEADER}: memory {memory.memory_id!r} is run by agent {row.agent!r}, not {agent!r}")
 
 
 async def graph_of(db: Database, *, tenant_id: str, user_id: str) -> UserLink:

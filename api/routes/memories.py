@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from api.body import parse_json
 from api.deps import (
+    AgentHeader,
     ClockDep,
     HotPathDep,
     MemoryIdDep,
@@ -48,13 +49,13 @@ async def _json_body(request: Request) -> Any:
 async def decorate(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
-    shape: ShapeHeader = None, user: UserHeader = None,
+    shape: ShapeHeader = None, user: UserHeader = None, agent: AgentHeader = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     async with request.app.state.limits.decorating(tenant_id):
         answer = await decorate_service.decorate(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
                                                  clock=clock, idempotency_key=idempotency_key, shape=shape,
-                                                 user_id=user)
+                                                 user_id=user, agent=agent)
     relay.wake()
     return JSONBytes(answer)
 
@@ -64,11 +65,11 @@ async def decorate(
 async def report(
     request: Request, memory_id: MemoryIdDep, tenant_id: TenantDep, hot_path: HotPathDep,
     relay: RelayDep, clock: ClockDep, options: OptionsDep, idempotency_key: IdempotencyKey = None,
-    user: UserHeader = None,
+    user: UserHeader = None, agent: AgentHeader = None,
 ) -> JSONBytes:
     body = await _json_body(request)
     answer = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
-                                         clock=clock, idempotency_key=idempotency_key, user_id=user)
+                                         clock=clock, idempotency_key=idempotency_key, user_id=user, agent=agent)
     relay.wake()
     return JSONBytes(answer)
 

@@ -110,10 +110,12 @@ class _Calls:
         self.api_key, self.max_retries = api_key, max_retries
 
     def headers(self, *, idempotency_key: str | None = None, now: str | None = None,
-                user: str | None = None) -> dict[str, str]:
+                user: str | None = None, agent: str | None = None) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self.api_key}"}
         if user:  # the person the memory belongs to: fixed at the first call that names one
             headers["X-Lethe-User"] = user
+        if agent:  # the agent running the conversation: fixed the same way
+            headers["X-Lethe-Agent"] = agent
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         if now:
@@ -166,16 +168,20 @@ class Lethe(_Calls):
         raise AssertionError("unreachable")
 
     def decorate(self, memory_id: str, request: dict[str, Any], *, idempotency_key: str | None = None,
-                 now: str | None = None, user: str | None = None) -> DecorateResult:
+                 now: str | None = None, user: str | None = None, agent: str | None = None
+                 ) -> DecorateResult:
         answer = self._send("POST", f"/v1/memories/{memory_id}/decorate", json=request,
-                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
+                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user,
+                                                 agent=agent))
         return DecorateResult.model_validate(answer.json())
 
     def report(self, memory_id: str, decorate_id: str, response: Any, *, idempotency_key: str | None = None,
-               now: str | None = None, user: str | None = None) -> ReportResult:
+               now: str | None = None, user: str | None = None, agent: str | None = None
+               ) -> ReportResult:
         answer = self._send("POST", f"/v1/memories/{memory_id}/report",
                             json={"decorate_id": decorate_id, "response": _as_dict(response)},
-                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
+                            headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user,
+                                                 agent=agent))
         return ReportResult.model_validate(answer.json())
 
     def state(self, memory_id: str) -> MemoryState:
@@ -273,16 +279,20 @@ class AsyncLethe(_Calls):
         raise AssertionError("unreachable")
 
     async def decorate(self, memory_id: str, request: dict[str, Any], *, idempotency_key: str | None = None,
-                       now: str | None = None, user: str | None = None) -> DecorateResult:
+                       now: str | None = None, user: str | None = None, agent: str | None = None
+                 ) -> DecorateResult:
         answer = await self._send("POST", f"/v1/memories/{memory_id}/decorate", json=request,
-                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
+                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user,
+                                                 agent=agent))
         return DecorateResult.model_validate(answer.json())
 
     async def report(self, memory_id: str, decorate_id: str, response: Any, *, idempotency_key: str | None = None,
-                     now: str | None = None, user: str | None = None) -> ReportResult:
+                     now: str | None = None, user: str | None = None, agent: str | None = None
+               ) -> ReportResult:
         answer = await self._send("POST", f"/v1/memories/{memory_id}/report",
                                   json={"decorate_id": decorate_id, "response": _as_dict(response)},
-                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user))
+                                  headers=self.headers(idempotency_key=self.key(idempotency_key), now=now, user=user,
+                                                 agent=agent))
         return ReportResult.model_validate(answer.json())
 
     async def state(self, memory_id: str) -> MemoryState:

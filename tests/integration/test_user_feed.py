@@ -62,3 +62,31 @@ async def test_the_profile_decides_which_sources_reach_the_users_graph(
 
     fed = await eventually(all_three, timeout=60)
     assert fed == {"n1:0": ("feed-a", True), "n1:1": ("feed-a", True), "n2:0": ("feed-a", True)}
+
+
+async def test_an_agent_named_by_its_calls_has_its_own_line_in_the_profile(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database,
+) -> None:
+    """`X-Lethe-Agent` names the conversation's agent (once: another is a 409); `agent:<name>` in the profile
+    then decides for what that agent's model noted, whatever its source."""
+    tenant_id, key = tenant
+    opted = await http.put(f"/v1/admin/tenants/{tenant_id}/profile", json={"profile": {"agent:planner": True}},
+                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert opted.status_code == 200, opted.text
+    headers = {"Authorization": f"Bearer {key}", "X-Lethe-User": "gus", "X-Lethe-Agent": "planner"}
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Plan my week."}]}
+    assert (await http.post("/v1/memories/agent-a/decorate", json=body, headers=headers)).status_code == 200
+    other = await http.post("/v1/memories/agent-a/decorate", json=body,
+                            headers={**headers, "X-Lethe-Agent": "critic"})
+    assert other.status_code == 409 and "planner" in other.text and "X-Lethe-Agent" in other.text
+    await write_note(db, tenant_id, "agent-a", "n1", [GUESSED], AT)  # the model's guess: muted by source alone
+
+    async def fed() -> list[tuple[str | None, str | None]]:
+        async with db.session() as session:
+            rows = await session.execute(
+                select(FactRow.origin_fact_key, FactRow.integrated_at)
+                .join(MemoryRow, MemoryRow.id == FactRow.memory_pk)
+                .where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == "~user:gus"))
+            return [(k, str(at) if at else None) for k, at in rows if at is not None]
+
+    assert [k for k, _ in await eventually(fed, timeout=60)] == ["n1:0"]
