@@ -14,12 +14,12 @@ from lethe.integrations.agents import LetheSession
 from tests.fake_upstream import FakeUpstream
 from tests.integration.integrations.support import (
     check_turns,
-    facts_kept,
     is_facts_block,
     is_note_ask,
     questions,
     record_decorates,
     text_of,
+    until_facts_block,
 )
 from tests.support import eventually
 
@@ -31,8 +31,10 @@ def _check_requests(upstream: FakeUpstream, decorated: list[dict[str, Any]], ask
     that left (the first question among them)."""
     asking = [r for r in upstream.requests if any(is_note_ask(item) for item in r["input"])]
     assert asking and all("note" in {t.get("name") for t in r["tools"]} for r in asking)
+    # Once the memory showed a facts block, a request opened with it (a later fade may forget the episodes it
+    # came from, and the block with them: seed 001 recalls a forgotten episode's facts, it does not list them).
     last = upstream.requests[-1]["input"]
-    assert is_facts_block(last[0])
+    assert any(is_facts_block(r["input"][0]) for r in upstream.requests if r["input"])
     assert asked[0] not in [text_of(item) for item in last]
     assert upstream.notes_written >= 1
     # Each request is one decorate handed back; where Lethe asked after the call's tools were settled, without
@@ -46,12 +48,17 @@ async def test_the_example_keeps_every_turn_once_and_its_model_sees_lethes_view(
 ) -> None:
     decorated = record_decorates(monkeypatch)
     asked = questions(TURNS)
-    answers = await agents_sdk_agent.converse(small_gateway, tenant[1], upstream.base_url, "sk-fake",
-                                              memory_id="agents-example", questions=asked[:-1], model="gpt-test")
+    answers: list[str] = []
+
+    async def turn(question: str) -> None:
+        answers.extend(await agents_sdk_agent.converse(small_gateway, tenant[1], upstream.base_url, "sk-fake",
+                                                       memory_id="agents-example", questions=[question],
+                                                       model="gpt-test"))
+
+    for question in list(asked):
+        await turn(question)
     async with AsyncLethe(small_gateway, tenant[1]) as lethe:
-        await facts_kept(lethe, "agents-example")  # the last turn's view then opens with the facts block
-    answers += await agents_sdk_agent.converse(small_gateway, tenant[1], upstream.base_url, "sk-fake",
-                                               memory_id="agents-example", questions=asked[-1:], model="gpt-test")
+        await until_facts_block(lethe, "agents-example", asked, turn)
     assert "owner Dana" in answers[1] and all(answers)  # its own tool ran; the note tool never answered
     # Every model call sent the request one decorate handed back (the filter), the note ask and facts too.
     _check_requests(upstream, decorated, asked)
@@ -72,19 +79,24 @@ async def test_the_session_alone_sends_lethes_view_from_get_items(
         session = LetheSession("agents-alone", lethe, model="gpt-test")
         agent = Agent(name="assistant", instructions="Be brief.", tools=[agents_sdk_agent.lookup, session.note_tool],
                       model=OpenAIResponsesModel("gpt-test", AsyncOpenAI(base_url=upstream.base_url, api_key="sk")))
-        answers, views = [], []
-        for question in asked:
-            if question == asked[-1]:
-                await facts_kept(lethe, "agents-alone")  # the last run's views then open with the facts block
+        answers: list[str] = []
+        views: list[list[Any]] = []
+
+        async def turn(question: str) -> None:
             views.append(await session.get_items())
             upstream.requests.clear()
             result = await Runner.run(agent, question, session=session, run_config=RunConfig(tracing_disabled=True))
             answers.append(str(result.final_output))
             first = upstream.requests[0]["input"]
             assert first == views[-1] + [{"content": question, "role": "user"}]
+
+        for question in list(asked):
+            await turn(question)
+        await until_facts_block(lethe, "agents-alone", asked, turn)
         # Once faded and noted, the view opens with the facts block and no longer holds the first question.
         final = await session.get_items()
-        assert is_facts_block(final[0]) and asked[0] not in [text_of(item) for item in final]
+        assert any(is_facts_block(view[0]) for view in [*views, final] if view)
+        assert asked[0] not in [text_of(item) for item in final]
         assert any(is_note_ask(item) for view in views for item in view)
         assert all(view in [d["input"] for d in decorated] for view in views if view)
         assert await session.get_items(limit=2) == final[-2:]
@@ -111,15 +123,18 @@ async def test_streamed_runs_save_late_and_still_send_each_message_through_lethe
         session = LetheSession("agents-streamed", lethe, model="gpt-test")
         agent = Agent(name="assistant", instructions="Be brief.", tools=[agents_sdk_agent.lookup, session.note_tool],
                       model=OpenAIResponsesModel("gpt-test", AsyncOpenAI(base_url=upstream.base_url, api_key="sk")))
-        answers = []
-        for question in asked:
-            if question == asked[-1]:
-                await facts_kept(lethe, "agents-streamed")
+        answers: list[str] = []
+
+        async def turn(question: str) -> None:
             result = Runner.run_streamed(agent, question, session=session,
                                          run_config=session.run_config(tracing_disabled=True))
             async for _ in result.stream_events():
                 pass
             answers.append(str(result.final_output))
+
+        for question in list(asked):
+            await turn(question)
+        await until_facts_block(lethe, "agents-streamed", asked, turn)
         assert "owner Dana" in answers[1]
         _check_requests(upstream, decorated, asked)
         check_turns(await lethe.export("agents-streamed"), asked, answers)
