@@ -153,7 +153,7 @@ class Recaller:
     async def _find(self, db: Database, tenant_id: str, memory_id: str, history: Sequence[Mapping[str, Any]],
                     text: str, progress: Progress, walk: bool = True) -> Found | None:
         search = MessageSearch(self.embedder, self.config, tenant_id=tenant_id, memory_id=memory_id, text=text,
-                               progress=progress, barren=self.barren, pks=self.pks)
+                               progress=progress, barren=self.barren, pks=self.pks, talk_by_meaning=walk)
         async with db.session() as session, db.session() as passages_session:
             searches = await search.run(session, passages_session, history)
             if searches is None:

@@ -52,10 +52,14 @@ class MessageSearch:
     """One message's searches, on the find's two connections (the second reads passages beside the graph)."""
 
     def __init__(self, embedder: Embedder, config: RecallConfig, *, tenant_id: str, memory_id: str, text: str,
-                 progress: Progress, barren: MutableMapping[Key, bool], pks: MutableMapping[Key, int]) -> None:
+                 progress: Progress, barren: MutableMapping[Key, bool], pks: MutableMapping[Key, int],
+                 talk_by_meaning: bool = True) -> None:
         self.embedder, self.config, self.text, self.progress = embedder, config, text, progress
         self.tenant_id, self.memory_id, self.key = tenant_id, memory_id, (tenant_id, memory_id)
         self.barren, self.pks = barren, pks
+        # Whether the recent conversation is searched by meaning when no walk is prepared (its parts embedded):
+        # not for a user's graph, searched beside the conversation's own recall, which embeds them already.
+        self.talk_by_meaning = talk_by_meaning
         self.scope = UsageScope(tenant_id, memory_id)
         self.parts = split_parts(text)
         # The parts are searched on their own only when there is more than one.
@@ -82,7 +86,7 @@ class MessageSearch:
             if start is None:
                 return None
             dialogue = message_dialogue(history, self.config)
-            talk = self._talk(dialogue, history, prepared=start.prepared is not None)
+            talk = self._talk(dialogue, history, prepared=start.prepared is not None or not self.talk_by_meaning)
             await self._search_by_words(start.pk, talk)
             whole = await self._search_by_meaning(start.pk)
         finally:
