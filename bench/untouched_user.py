@@ -39,12 +39,15 @@ MEMORY = "untouched-user-bench"
 USER = "bench-user"
 
 
-def _turn(client: Any, history: list[dict[str, Any]], text: str, turn: int) -> None:
+def _turn(client: Any, history: list[dict[str, Any]], text: str, turn: int, named: bool = True) -> None:
+    # The first call names no one: the facts' memory becomes the user's graph in the tables, and the binding
+    # would otherwise make an empty graph of that name first.
+    headers = {"X-Lethe-User": USER} if named else {}
     history.append({"role": "user", "content": text})
-    answer = client.post(f"/v1/memories/{MEMORY}/decorate", headers={"X-Lethe-User": USER},
+    answer = client.post(f"/v1/memories/{MEMORY}/decorate", headers=headers,
                          json={"model": MODEL, "messages": history}).raise_for_status().json()
     reply = {"role": "assistant", "content": f"Happy to help with that ({turn})."}
-    client.post(f"/v1/memories/{MEMORY}/report", headers={"X-Lethe-User": USER}, json={
+    client.post(f"/v1/memories/{MEMORY}/report", headers=headers, json={
         "decorate_id": answer["decorate_id"],
         "response": {"choices": [{"message": reply, "finish_reason": "stop"}]}}).raise_for_status()
     history.append(reply)
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         wait_for_lane(stack, timeout=1800)
         print(f"  {args.facts} facts written and integrated in {time.monotonic() - started:.0f} s", flush=True)
         history: list[dict[str, Any]] = [{"role": "system", "content": "You are a friendly assistant."}]
-        _turn(client, history, "Hello!", 0)  # the memory is made by its first call, then bound
+        _turn(client, history, "Hello!", 0, named=False)  # the memory is made by its first call, then bound
         _make_user_graph(stack.postgres_url())
         placed: Counter[str] = Counter()
         shown: list[dict[str, Any]] = []
