@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import secrets
 import shutil
 import statistics
@@ -38,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from cross_conversation_script import Script, generate  # noqa: E402
 from recall_baselines import _mem0_peer  # noqa: E402
 from recall_conversation import Question, Turn  # noqa: E402
-from recall_scoring import Tally, current_recall_block, request_texts  # noqa: E402
+from recall_scoring import Tally, current_recall_block, request_texts, sentences, shows  # noqa: E402
 from stack import RESULTS, cpu_facts, start_clocked_stack, stop_stack, write_result  # noqa: E402
 
 from providers.embedder import LocalEmbedder  # noqa: E402
@@ -121,6 +122,31 @@ class LetheUser:
         return time.monotonic() - started
 
 
+async def _in_graph(database_url: str, facts: list[Any]) -> list[str]:
+    """Where each answer fact stands in the user's graph when its question is asked (a miss's first clue): in
+    force and integrated, retired, merged, not integrated yet, or absent; and whether a passage of the graph holds
+    its words."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        out = []
+        for fact in facts:
+            rows = await connection.fetch(
+                "SELECT f.retired_at, f.merged_into, f.integrated_at, f.origin_memory_id FROM facts f "
+                "JOIN memories m ON m.id = f.memory_pk WHERE m.memory_id = $1 AND f.note = $2",
+                f"~user:{USER}", fact.note)
+            passages = await connection.fetchval(
+                "SELECT count(*) FROM passages p JOIN memories m ON m.id = p.memory_pk "
+                "WHERE m.memory_id = $1 AND p.text ILIKE '%' || $2 || '%' AND p.text ILIKE '%' || $3 || '%'",
+                f"~user:{USER}", fact.keys[0], fact.keys[1])
+            states = [("retired" if r["retired_at"] else "merged" if r["merged_into"] else
+                       "in force" if r["integrated_at"] else "not integrated") + f" (from {r['origin_memory_id']})"
+                      for r in rows]
+            out.append(f"{fact.id}: {', '.join(states) or 'absent'}; {passages} passage(s)")
+        return out
+    finally:
+        await connection.close()
+
+
 async def _pending(database_url: str) -> int:
     connection = await asyncpg.connect(database_url)
     try:
@@ -179,6 +205,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--ceiling", type=int, default=4000)
     parser.add_argument("--no-mem0", action="store_true", help="leave the mem0 peer out")
+    parser.add_argument("--keep", action="store_true",
+                        help="leave the stack running at the end (its database to look into; stop it yourself)")
     args = parser.parse_args()
     counter = TiktokenCounter()
     script = generate(seed=args.seed, count_tokens=counter.count_text)
@@ -191,6 +219,7 @@ def main() -> None:
     waited = 0.0
     decorate_ms: list[float] = []
     blocks = {"question turns with a block": 0, "questions": len(questions)}
+    per_question: list[dict[str, Any]] = []
     try:
         with httpx.Client(base_url=stack.url, timeout=120) as client:
             made = client.post("/v1/admin/tenants", json={"name": f"cross-bench-{secrets.token_hex(4)}"},
@@ -213,17 +242,34 @@ def main() -> None:
                 decorate_ms.append(took)
                 if question is not None:
                     messages = answer["request"].get("messages") or []
-                    lethe.question(question, request_texts(messages))
-                    blocks["question turns with a block"] += current_recall_block(messages) is not None
+                    texts = request_texts(messages)
+                    lethe.question(question, texts)
+                    block = current_recall_block(messages)
+                    blocks["question turns with a block"] += block is not None
+                    said = sentences(texts)
+                    missing = [conversation.facts[f] for f in question.answers
+                               if not shows(said, conversation.facts[f])]
+                    row = {"question": question.id, "conversation": script.memory_of(turn.number) + 1,
+                           "turn": script.local(turn.number), "kind": question.kind, "text": question.text,
+                           "answered": not missing, "block": block is not None,
+                           "answer_from": [script.memory_of(conversation.facts[f].turn) + 1 for f in question.answers]}
+                    if missing:
+                        row["graph"] = asyncio.run(_in_graph(user.database_url, missing))
+                        row["block_text"] = block
+                        print(f"  miss {question.id} (conversation {row['conversation']}, turn {row['turn']}, "
+                              f"{question.kind}, block {'yes' if block else 'no'}): {question.text!r}; "
+                              f"{'; '.join(row['graph'])}", flush=True)
+                    per_question.append(row)
                 if mem0 is not None:
                     mem0.add_turn(turn)
             found = client.get(f"/v1/users/{USER}")
             profile = found.json() if found.is_success else None
     finally:
-        stop_stack(stack)
-        shutil.rmtree(data_dir, ignore_errors=True)
         if mem0 is not None:
             mem0.peer.close()
+        if not args.keep:
+            stop_stack(stack)
+            shutil.rmtree(data_dir, ignore_errors=True)
 
     systems = {"lethe": lethe.summary()["all"]}
     if mem0 is not None:
@@ -238,7 +284,7 @@ def main() -> None:
         "lethe_decorate_ms": {"p50": round(statistics.median(decorate_ms), 1),
                               "p99": round(statistics.quantiles(decorate_ms, n=100)[98], 1)},
         "mem0_ms_p50": ({k: round(statistics.median(v), 1) for k, v in mem0.ms.items() if v} if mem0 else None),
-        "user": profile, "systems": systems, "machine": cpu_facts(),
+        "user": profile, "systems": systems, "machine": cpu_facts(), "per_question": per_question,
     }
     print(f"\n{'system':<16} {'questions':>9} {'in front':>9} {'old alone':>10}")
     for name, row in systems.items():
@@ -250,6 +296,16 @@ def main() -> None:
           f"Lethe decorate {results['lethe_decorate_ms']} ms; mem0 {results['mem0_ms_p50']} ms p50")
     print(f"machine: {results['machine']}")
     write_result(RESULTS / "cross_conversation.json", results)
+    if args.keep:
+        print(f"stack kept: gateway {stack.url}, Postgres {stack.postgres_url()}; Ctrl-C (SIGINT to pid "
+              f"{os.getpid()}) stops it", flush=True)
+        try:
+            stack.proc.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop_stack(stack)
+            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
