@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.recall.grouping import Recalled, RecalledFact
 from store.db import Database
-from store.repositories import recall_reads, user_recall
+from store.repositories import user_recall
 
 if TYPE_CHECKING:
     from recall.find import Found, Recaller
@@ -34,8 +34,13 @@ async def find_across(recaller: Recaller, db: Database, *, tenant_id: str, memor
     key = (tenant_id, memory_id)
     if user_id is None and key in recaller.userless:
         return None  # most memories have no user: no read for them on every recall
-    async with db.session() as session:
-        graph = await user_recall.user_graph(session, tenant_id=tenant_id, memory_id=memory_id, user_id=user_id)
+    graph = recaller.graphs.get(key)
+    if graph is None:
+        async with db.session() as session:
+            graph = await user_recall.user_graph(session, tenant_id=tenant_id, memory_id=memory_id,
+                                                 user_id=user_id)
+        if graph is not None and graph.bound:
+            recaller.graphs[key] = graph
     if graph is None:
         recaller.userless[key] = True
         return None
@@ -48,33 +53,24 @@ async def find_across(recaller: Recaller, db: Database, *, tenant_id: str, memor
                                    ends=ends, walk=False)
     if found is None or not found.items:
         return None
-    async with db.session() as session:
-        at = await recall_reads.memory_turn(session, tenant_id=tenant_id, memory_id=graph.memory_id)
-        if at is None:
-            return None
-        facts, passages = await user_recall.origins(
-            session, tenant_id=tenant_id, graph_pk=at[0],
-            fact_ids=[i.id for i in found.items if isinstance(i, RecalledFact)],
-            passage_ids=[i.id for i in found.items if not isinstance(i, RecalledFact)])
-    items = from_elsewhere(found.items, own_pk=graph.own_pk, fact_origins=facts, passage_origins=passages)
+    items = from_elsewhere(found.items, own_pk=graph.own_pk)
     log.debug("recall across conversations: %d of %d kept", len(items), len(found.items),
               extra={"memory_id": memory_id})
     return replace(found, items=items) if items else None
 
 
-def from_elsewhere(items: Sequence[Recalled], *, own_pk: int | None,
-                   fact_origins: Mapping[int, tuple[int | None, str | None]],
-                   passage_origins: Mapping[int, tuple[int | None, str | None]]) -> list[Recalled]:
-    """The items of other conversations, marked so; a fact replaced by one of this conversation goes with it
-    (an earlier value is never shown alone: `engine.recall.grouping.admissible` drops it)."""
+def from_elsewhere(items: Sequence[Recalled], *, own_pk: int | None) -> list[Recalled]:
+    """The items of other conversations (by the origin each was read with), marked so; a fact replaced by one of
+    this conversation goes with it (an earlier value is never shown alone: `engine.recall.grouping.admissible`
+    drops it). The origin is left out of what is kept: a block shows and stores the mark, not another
+    conversation's key."""
     kept: list[Recalled] = []
     for item in items:
-        origins = fact_origins if isinstance(item, RecalledFact) else passage_origins
-        origin_pk = origins.get(item.id, (None, None))[0]
-        if own_pk is not None and origin_pk == own_pk:
+        if own_pk is not None and item.origin_pk == own_pk:
             continue
         if isinstance(item, RecalledFact):
-            kept.append(replace(item, elsewhere=True))
+            kept.append(replace(item, elsewhere=True, origin_pk=None))
         else:
-            kept.append(replace(item, elsewhere=True, since=tuple(replace(f, elsewhere=True) for f in item.since)))
+            kept.append(replace(item, elsewhere=True, origin_pk=None,
+                                since=tuple(replace(f, elsewhere=True, origin_pk=None) for f in item.since)))
     return kept

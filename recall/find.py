@@ -35,6 +35,7 @@ from recall.walking import walk_candidates
 from store.db import Database
 from store.repositories import recall_graph, recall_reads
 from store.repositories.recall_search import Candidates
+from store.repositories.user_recall import UserGraph
 
 __all__ = ["Found", "Recaller", "merged", "new_user_text", "ranked_items"]
 
@@ -77,6 +78,9 @@ class Recaller:
     # Memories found to have no user: not looked up again for a minute. A memory gets its user from a call that
     # names one, which looks again; the minute covers a call through another gateway replica.
     userless: TTLCache[tuple[str, str], bool] = field(default_factory=lambda: TTLCache(maxsize=10_000, ttl=60))
+    # The user's graph of each memory bound to a user: a memory's user is fixed once bound, so only an erase and a
+    # new memory of the same id change it, which the minute covers as it does for `userless`.
+    graphs: TTLCache[tuple[str, str], UserGraph] = field(default_factory=lambda: TTLCache(maxsize=10_000, ttl=60))
 
     async def find(self, db: Database, *, tenant_id: str, memory_id: str,
                    history: Sequence[Mapping[str, Any]], user_id: str | None = None) -> Found | None:

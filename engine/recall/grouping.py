@@ -36,6 +36,8 @@ class RecalledFact:
     retired_as: str | None = None
     # Found in the user's graph, noted in another of their conversations: its turns are that conversation's.
     elsewhere: bool = False
+    # In a user's graph: the pk of the conversation it was noted in (None in a conversation's own memory).
+    origin_pk: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class RecalledPassage:
     since: tuple[RecalledFact, ...] = ()
     # Quiet turns of another of the user's conversations, found in the user's graph.
     elsewhere: bool = False
+    # In a user's graph: the pk of the conversation these turns were said in.
+    origin_pk: int | None = None
 
 
 Recalled = RecalledFact | RecalledPassage

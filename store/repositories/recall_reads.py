@@ -115,7 +115,7 @@ def _facts_statement(by: str) -> Select[Any]:
     return (
         select(FactRow.id, FactRow.fact_key, FactRow.note, func.coalesce(subject.name, FactRow.subject),
                func.coalesce(obj.name, FactRow.object), FactRow.at, FactRow.first_turn, FactRow.last_turn,
-               FactRow.retired_by, FactRow.retired_as)
+               FactRow.retired_by, FactRow.retired_as, FactRow.origin_memory_pk)
         .outerjoin(subject, subject.id == FactRow.subject_entity_id)
         .outerjoin(obj, obj.id == FactRow.object_entity_id)
         .where(FactRow.tenant_id == bindparam("tenant_id"), FactRow.memory_pk == bindparam("memory_pk"), usable_facts(),
@@ -128,8 +128,8 @@ async def _facts(session: AsyncSession, tenant_id: str, memory_pk: int, by: str,
     rows = await session.execute(_facts_statement(by), {"tenant_id": tenant_id, "memory_pk": memory_pk,
                                                          "values": list(values)})
     return {i: RecalledFact(key=key, id=i, note=note, subject=s, object=o, at=at, first_turn=first,
-                            last_turn=last, retired_by=retired_by, retired_as=retired_as)
-            for i, key, note, s, o, at, first, last, retired_by, retired_as in rows}
+                            last_turn=last, retired_by=retired_by, retired_as=retired_as, origin_pk=origin)
+            for i, key, note, s, o, at, first, last, retired_by, retired_as, origin in rows}
 
 
 async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: int, ids: Sequence[int]
@@ -141,8 +141,8 @@ async def passages_by_ids(session: AsyncSession, *, tenant_id: str, memory_pk: i
                                                           "ids": list(ids)})
     found: dict[int, RecalledPassage] = {}
     since: dict[int, dict[str, RecalledFact]] = {}
-    for i, t, a, b, at, key, fact_id, note, subject, obj, fact_at, first, last in rows:
-        found.setdefault(i, RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at))
+    for i, t, a, b, at, origin, key, fact_id, note, subject, obj, fact_at, first, last in rows:
+        found.setdefault(i, RecalledPassage(id=i, text=t, first_turn=a, last_turn=b, at=at, origin_pk=origin))
         if key is not None:
             since.setdefault(i, {}).setdefault(key, RecalledFact(
                 key=key, id=fact_id, note=note, subject=subject, object=obj, at=fact_at, first_turn=first,
@@ -162,7 +162,8 @@ def _passages_statement() -> Select[Any]:
                                    new.retired_by.is_(None), new.merged_into.is_(None)))
     return (
         select(PassageRow.id, PassageRow.text, PassageRow.first_turn, PassageRow.last_turn, PassageRow.at,
-               new.fact_key, new.id, new.note, new.subject, new.object, new.at, new.first_turn, new.last_turn)
+               PassageRow.origin_memory_pk, new.fact_key, new.id, new.note, new.subject, new.object, new.at,
+               new.first_turn, new.last_turn)
         .outerjoin(replaced, and_(old.tenant_id == PassageRow.tenant_id, old.memory_pk == PassageRow.memory_pk,
                                   old.retired_by.is_not(None), old.merged_into.is_(None),
                                   old.first_turn <= PassageRow.last_turn, old.last_turn >= PassageRow.first_turn,

@@ -3,16 +3,15 @@ passage of that graph came from (a fact of this very conversation is in its own 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from store.models import FactRow, MemoryRow, PassageRow
+from store.models import MemoryRow
 from store.models.users import UserRow
 
-__all__ = ["UserGraph", "graph_memory_id", "origins", "user_graph"]
+__all__ = ["UserGraph", "graph_memory_id", "user_graph"]
 
 
 def graph_memory_id(user_id: str) -> str:
@@ -26,6 +25,8 @@ class UserGraph:
 
     memory_id: str
     own_pk: int | None
+    # The conversation belongs to the user (not only named by this call): that never changes, so it can be kept.
+    bound: bool = False
 
 
 async def user_graph(session: AsyncSession, *, tenant_id: str, memory_id: str, user_id: str | None = None
@@ -41,24 +42,4 @@ async def user_graph(session: AsyncSession, *, tenant_id: str, memory_id: str, u
     named = bound or user_id
     if named is None:
         return None
-    return UserGraph(graph_memory_id(named), own_pk)
-
-
-async def origins(session: AsyncSession, *, tenant_id: str, graph_pk: int, fact_ids: Sequence[int],
-                  passage_ids: Sequence[int]) -> tuple[dict[int, tuple[int | None, str | None]],
-                                                       dict[int, tuple[int | None, str | None]]]:
-    """(origin memory pk, origin memory id) of the graph's facts and of its passages, by id."""
-    facts: dict[int, tuple[int | None, str | None]] = {}
-    passages: dict[int, tuple[int | None, str | None]] = {}
-    if fact_ids:
-        rows = await session.execute(
-            select(FactRow.id, FactRow.origin_memory_pk, FactRow.origin_memory_id)
-            .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == graph_pk, FactRow.id.in_(list(fact_ids))))
-        facts = {i: (pk, mid) for i, pk, mid in rows}
-    if passage_ids:
-        rows = await session.execute(
-            select(PassageRow.id, PassageRow.origin_memory_pk, PassageRow.origin_memory_id)
-            .where(PassageRow.tenant_id == tenant_id, PassageRow.memory_pk == graph_pk,
-                   PassageRow.id.in_(list(passage_ids))))
-        passages = {i: (pk, mid) for i, pk, mid in rows}
-    return facts, passages
+    return UserGraph(graph_memory_id(named), own_pk, bound=bound is not None)

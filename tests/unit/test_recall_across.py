@@ -35,18 +35,16 @@ def _passage(i: int) -> RecalledPassage:
 def test_the_users_graph_gives_only_other_conversations_items_all_marked(
     drawn: list[tuple[bool, int | None]]
 ) -> None:
-    items: list[Recalled] = [_fact(i) if is_fact else _passage(i) for i, (is_fact, _) in enumerate(drawn)]
-    facts = {i: (origin, f"m{origin}") for i, (is_fact, origin) in enumerate(drawn) if is_fact}
-    passages = {i: (origin, f"m{origin}") for i, (is_fact, origin) in enumerate(drawn) if not is_fact}
-    kept = from_elsewhere(items, own_pk=1, fact_origins=facts, passage_origins=passages)
-    assert all(item.elsewhere for item in kept)
+    items: list[Recalled] = [replace(_fact(i) if is_fact else _passage(i), origin_pk=origin)
+                             for i, (is_fact, origin) in enumerate(drawn)]
+    kept = from_elsewhere(items, own_pk=1)
+    assert all(item.elsewhere and item.origin_pk is None for item in kept)
     assert [(type(i), i.id) for i in kept] == [
         (type(i), i.id) for i, (_, origin) in zip(items, drawn, strict=True) if origin != 1]
 
 
 def test_a_new_memory_keeps_everything_of_the_users_graph() -> None:
-    kept = from_elsewhere([_fact(1), _passage(2)], own_pk=None, fact_origins={1: (5, "a")},
-                          passage_origins={2: (5, "a")})
+    kept = from_elsewhere([replace(_fact(1), origin_pk=5), replace(_passage(2), origin_pk=5)], own_pk=None)
     assert [i.id for i in kept] == [1, 2]
 
 
