@@ -41,7 +41,9 @@ def build_recaller(settings: Settings) -> Recaller | None:
     config = RecallConfig(mechanism=mechanism_config(settings),
                           deadline_seconds=settings.recall.inline_deadline_ms / 1000,
                           floor=ScoreFloor(relative=settings.recall.score_floor,
-                                           touch=settings.recall.touch_similarity),
+                                           touch=settings.recall.touch_similarity,
+                                           stand_out=settings.recall.stand_out_similarity,
+                                           lead=settings.recall.stand_out_lead),
                           language=check_language(models.search_language))
     return Recaller(embedder=embedder, judge=build_judge(models, embedder), config=config)
 

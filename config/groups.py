@@ -181,9 +181,12 @@ class RecallSettings(Group):
     keep_level: Level = "relevant"
     lead_on_level: Level = "relevant"
     # What may enter a block unrated (engine/recall/floor.py): a hit's fused score against the best of its batch,
-    # and the cosine similarity to the message that counts as touching the memory at all.
+    # and the cosine similarity to the message that counts as touching the memory at all, or the lower one that
+    # does when the nearest leads the next by `stand_out_lead`.
     score_floor: float = Field(default=0.5, ge=0.0, le=1.0)
     touch_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
+    stand_out_similarity: float = Field(default=0.28, ge=-1.0, le=1.0)
+    stand_out_lead: float = Field(default=0.03, ge=0.0, le=2.0)
 
 
 class ModelSettings(Group):

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.recall.floor import ScoreFloor, over_floor
+from engine.recall.floor import ScoreFloor, lead_of, over_floor
 from engine.recall.fusion import fuse
 from store.repositories.search import nearest_by_meaning, ranked_by_words
 
@@ -42,6 +42,7 @@ class Candidates:
     passage_scores: dict[int, float] = field(default_factory=dict)
     worded: bool = False
     nearest: float | None = None
+    leads: tuple[tuple[float, float], ...] = ()
 
     def unrated(self, floor: ScoreFloor, *, facts: int, passages: int) -> tuple[list[int], list[int]]:
         """The best `facts` and `passages` hits that may enter a block without the walk's rating: none when the
@@ -52,7 +53,7 @@ class Candidates:
                 over_floor([(i, self.passage_scores[i]) for i in self.passages[:passages]], floor))
 
     def touches(self, floor: ScoreFloor) -> bool:
-        return floor.touches(worded=self.worded, nearest=self.nearest)
+        return floor.touches(worded=self.worded, nearest=self.nearest, leads=self.leads)
 
 
 @dataclass
@@ -64,15 +65,22 @@ class Searched:
     by_part: list[tuple[str, list[int]]] = field(default_factory=list)
     passages: list[list[int]] = field(default_factory=list)
     limit: int = 20
-    # The message's own searches (not the dialogue's): whether its words matched, its nearest similarity.
+    # The message's own searches (not the dialogue's): whether its words matched, its nearest similarity, and
+    # each ranking's nearest with its lead over the next (`engine.recall.floor.lead_of`).
     worded: bool = False
     nearest: float | None = None
+    leads: list[tuple[float, float]] = field(default_factory=list)
 
     def near(self, rankings: Sequence[Sequence[tuple[int, float]]]) -> None:
-        """Keep the best similarity the message's own searches by meaning found."""
+        """Keep the best similarity the message's own searches by meaning found, and how each one's nearest
+        stands against the rest."""
         best = max((similarity for ranking in rankings for _, similarity in ranking[:1]), default=None)
         if best is not None and (self.nearest is None or best > self.nearest):
             self.nearest = best
+        for ranking in rankings:
+            lead = lead_of([similarity for _, similarity in ranking])
+            if lead is not None:
+                self.leads.append(lead)
 
     def candidates(self) -> Candidates:
         found_broadly = {i for ranking in self.broad for i in ranking}
@@ -85,7 +93,7 @@ class Searched:
         passages = fuse(self.passages, limit=self.limit)
         return Candidates(facts=[k for k, _ in facts], passages=[k for k, _ in passages], part_of=part_of,
                           fact_scores=dict(facts), passage_scores=dict(passages), worded=self.worded,
-                          nearest=self.nearest)
+                          nearest=self.nearest, leads=tuple(self.leads))
 
 
 async def search_candidates(

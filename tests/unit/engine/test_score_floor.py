@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.recall.floor import ScoreFloor, over_floor
+from engine.recall.floor import LEAD_NEIGHBOURS, ScoreFloor, lead_of, over_floor
 from store.repositories.recall_search import Searched
 
 FLOOR = ScoreFloor(relative=0.5, touch=0.35)
@@ -66,3 +66,23 @@ def test_what_enters_is_the_best_of_the_hits_in_order(found: list[list[int]], ne
     assert facts == [i for i in candidates.facts[:6] if i in facts]  # in the fused order
     best = candidates.fact_scores[candidates.facts[0]]
     assert all(candidates.fact_scores[i] >= 0.5 * best for i in facts)
+
+
+def test_a_paraphrase_touches_when_its_nearest_stands_clear_of_the_rest() -> None:
+    # Under `touch`, a nearest that leads the next by `lead` touches; one in a crowd does not.
+    assert FLOOR.touches(worded=False, nearest=0.31, leads=[(0.31, 0.07)])
+    assert not FLOOR.touches(worded=False, nearest=0.31, leads=[(0.31, 0.01)])
+    assert not FLOOR.touches(worded=False, nearest=0.25, leads=[(0.25, 0.2)])  # under stand_out: too far
+    assert lead_of([0.31, 0.24, 0.2, 0.19, 0.18]) == pytest.approx((0.31, 0.07))
+    assert lead_of([0.31, 0.1]) is None  # too few neighbours to stand out among
+
+
+@given(st.lists(st.lists(st.floats(-1, 1), min_size=1, max_size=8), max_size=4))
+def test_touching_by_a_lead_needs_a_ranking_long_enough_and_near_enough(rankings: list[list[float]]) -> None:
+    searched = Searched()
+    searched.near([[(i, s) for i, s in enumerate(sorted(r, reverse=True))] for r in rankings])
+    candidates = searched.candidates()
+    expected = any(len(r) >= LEAD_NEIGHBOURS and max(r) >= FLOOR.stand_out
+                   and max(r) - sorted(r, reverse=True)[1] >= FLOOR.lead for r in rankings) or \
+        any(max(r) >= FLOOR.touch for r in rankings)
+    assert candidates.touches(FLOOR) == expected
