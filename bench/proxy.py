@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from hot_path import FILLER  # noqa: E402
-from stack import RESULTS, running_stack  # noqa: E402
+from stack import RESULTS, cpu_facts, running_stack, wait_for_lane  # noqa: E402
 from stats import summary  # noqa: E402
 
 from tests.fake_upstream import serve_fake_upstream  # noqa: E402
@@ -123,17 +122,23 @@ def main() -> None:
     with running_stack("lethe-bench-proxy-") as stack, serve_fake_upstream() as upstream, \
             httpx.Client(timeout=60) as client:
         upstream.delay = args.event_delay_ms / 1000
-        measured = {route: _route(route, client, stack.url, stack.key, upstream, args.samples, args.warmup)
-                    for route in ("chat_completions", "messages")}
+        measured: dict[str, dict[str, list[float]]] = {}
+        for route in ("chat_completions", "messages"):
+            # Each route starts with the lane caught up: the first route's lane work would otherwise run on
+            # through the second's turns and take its core.
+            waited = wait_for_lane(stack, timeout=600)
+            print(f"  {route}: after {waited:.0f} s for the lane to go quiet", flush=True)
+            measured[route] = _route(route, client, stack.url, stack.key, upstream, args.samples, args.warmup)
 
     chat = {name: summary(values) for name, values in measured["chat_completions"].items()}
     anthropic = {name: summary(values) for name, values in measured["messages"].items()}
     results: dict[str, Any] = {"samples": args.samples, "event_delay_ms": args.event_delay_ms,
-                               "machine": {"cpus": os.cpu_count()}, **chat, "messages": anthropic}
+                               "machine": cpu_facts(), **chat, "messages": anthropic}
     print(f"{'':<34} {'/v1/chat/completions':>30}   {'/v1/messages':>30}")
     for name in _ROWS:
         print(f"{name:<34} p50 {chat[name]['p50']:>8} ms  p99 {chat[name]['p99']:>8} ms   "
               f"p50 {anthropic[name]['p50']:>8} ms  p99 {anthropic[name]['p99']:>8} ms")
+    print(f"machine: {results['machine']}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "proxy.json").write_text(json.dumps(results, indent=2) + "\n")
 
