@@ -19,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "HeldMessage",
+    "agent_hash",
     "content_hash",
     "edited_user_message",
     "new_messages_start",
@@ -31,6 +32,19 @@ def content_hash(message: Any) -> str:
     """A stable hash of a message's JSON, independent of key order."""
     canonical = json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def agent_hash(message: Any) -> str:
+    """The hash a message is recognised by: its content hash, with a content of one plain text block taken as
+    that text. Both APIs read `"content": "hi"` and `[{"type": "text", "text": "hi"}]` alike, and an agent may
+    keep a reply in either form (Anthropic's replies come as blocks; many agents keep only the text)."""
+    if isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
+                and content[0].keys() == {"type", "text"} and content[0]["type"] == "text" \
+                and isinstance(content[0]["text"], str):
+            message = {**message, "content": content[0]["text"]}
+    return content_hash(message)
 
 
 @dataclass(frozen=True)

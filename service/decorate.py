@@ -23,6 +23,7 @@ from engine.episodes import EpisodeState
 from engine.messages import MessagesRequest, StoredMessage, item_kind
 from engine.planning import Decided, DecoratePlan, StoredMemory, decide, finish, in_view_and_recent
 from engine.recognition import (
+    agent_hash,
     content_hash,
     edited_user_message,
     new_messages_start,
@@ -84,7 +85,7 @@ class _Call:
         body_hash = content_hash(body)
         if shape == "messages":
             body = MessagesRequest(body)  # the engine reads the shape from the request's type
-        return cls(body=body, shape=shape, history=history, hashes=[content_hash(m) for m in history],
+        return cls(body=body, shape=shape, history=history, hashes=[agent_hash(m) for m in history],
                    body_hash=body_hash, key=idempotency_key or body_hash, explicit_key=idempotency_key is not None,
                    model=str(body.get("model")), decorate_id="dec_" + secrets.token_hex(12))
 
@@ -210,7 +211,7 @@ async def _store_new_messages(
         await messages.branch_from(session, tenant_id=tenant_id, memory=memory, seq=edit_of)
         history = history.branched_from(edit_of)
     fresh = [
-        messages.NewMessage(body=message, role=role_of(message), content_hash=digest, turn=0,
+        messages.NewMessage(body=message, role=role_of(message), content_hash=content_hash(message), turn=0,
                             tokens=ctx.message_tokens(message, call.model), agent_hash=digest,
                             edit_of=edit_of if index == start else None)
         for index, (message, digest) in enumerate(zip(call.history[start:], call.hashes[start:], strict=True),

@@ -11,7 +11,7 @@ from typing import Any
 
 from contracts.errors import Conflict
 from engine.anthropic import reply_message
-from engine.recognition import content_hash
+from engine.recognition import agent_hash, content_hash
 from engine.replies import note_calls, without_note_calls
 from service.clock import Clock
 from service.context import HotPath
@@ -30,14 +30,14 @@ def _reply_history(
     """The reply as stored (note calls kept), each with the hash of what the agent got and whether the agent
     may have dropped it (a reply that was only a note call reaches it empty)."""
     if shape == "responses":
-        visible = {content_hash(item) for item in agent_response.get("output") or []}
-        return [(item, digest if (digest := content_hash(item)) in visible else None, False) for item in items]
+        visible = {agent_hash(item) for item in agent_response.get("output") or []}
+        return [(item, digest if (digest := agent_hash(item)) in visible else None, False) for item in items]
     if shape == "messages":
         # The agent keeps the reply as Anthropic's SDKs do: an assistant message with the reply's content.
         shown = reply_message(agent_response)
     else:
         shown = agent_response["choices"][0]["message"]
-    return [(items[0], content_hash(shown), agent_reply_is_empty(shape, agent_response))]
+    return [(items[0], agent_hash(shown), agent_reply_is_empty(shape, agent_response))]
 
 
 async def report(

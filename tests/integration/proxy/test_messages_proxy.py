@@ -152,3 +152,26 @@ async def test_messages_take_the_tenant_key_as_x_api_key_and_the_memory_in_the_p
         refused = await client.post("/v1/m/in-path/messages", json=body, headers={**headers, "x-api-key": "nope"})
         assert refused.status_code == 401
     assert upstream.refused == []
+
+
+async def test_an_agent_keeping_replies_as_text_is_recognised_not_stored_again(
+    proxy_gateway: str, upstream: FakeUpstream, tenant: tuple[str, str],
+) -> None:
+    # Anthropic replies come as content blocks; many agents keep only the text (`"content": "..."`), which the
+    # API reads alike. The memory must recognise it: each message stored once, nothing taken for an edit.
+    headers = {"x-api-key": tenant[1], "anthropic-version": "2023-06-01", "X-Lethe-Memory": "kept-as-text",
+               "X-Lethe-Upstream-Base-URL": upstream.base_url, "X-Lethe-Upstream-Key": UPSTREAM_KEY}
+    transcript: list[dict] = []
+    async with httpx.AsyncClient(base_url=proxy_gateway, timeout=60) as client:
+        for turn in range(4):
+            transcript.append({"role": "user", "content": f"Where does LTH-{turn} stand?"})
+            answer = await client.post("/v1/messages", headers=headers, json={
+                "model": "claude-test", "max_tokens": 64, "messages": transcript})
+            assert answer.status_code == 200, answer.text
+            transcript.append({"role": "assistant", "content": answer.json()["content"][0]["text"]})
+        exported = await client.get("/v1/memories/kept-as-text/export",
+                                    headers={"Authorization": f"Bearer {tenant[1]}"})
+    assert exported.status_code == 200, exported.text
+    held = exported.json()["messages"]
+    assert [m["body"]["role"] for m in held] == ["user", "assistant"] * 4
+    assert [m.get("edit_of") for m in held] == [None] * 8

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from engine.recognition import (
     HeldMessage,
+    agent_hash,
     content_hash,
     edited_user_message,
     new_messages_start,
@@ -122,3 +123,15 @@ def test_an_edit_of_an_earlier_user_message_lines_up_with_what_came_before_it() 
     later = ["m0", "m1", "m2", "m3", "u2-edited", "a2", "u5"]
     tail = recognisable_tail(branched, sum(x.startswith("u") or x in ("m0", "m2") for x in later))
     assert new_messages_start(tail, later) == 6
+
+
+@given(st.text(max_size=40), st.sampled_from(["user", "assistant"]))
+def test_a_message_is_recognised_by_its_text_in_either_form(text: str, role: str) -> None:
+    # `"content": text` and one plain text block are the same message to both APIs, so to recognition.
+    as_text = {"role": role, "content": text}
+    as_block = {"role": role, "content": [{"type": "text", "text": text}]}
+    assert agent_hash(as_text) == agent_hash(as_block) == content_hash(as_text)
+    # A block that carries more than its text (a cache mark), or two blocks, is another message.
+    marked = {"role": role, "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]}
+    two = {"role": role, "content": [{"type": "text", "text": text}, {"type": "text", "text": text}]}
+    assert agent_hash(marked) != agent_hash(as_text) and agent_hash(two) != agent_hash(as_text)
