@@ -76,10 +76,12 @@ def _install(where: Path) -> Path:
     _run(UV, "venv", "--quiet", "--python", sys.executable, venv)
     python = venv / "bin" / "python"
     # The lock's versions, hashes checked, then the client itself, whose requirements they must already satisfy.
-    locked = where / "requirements.txt"
-    locked.write_text(_run(UV, "export", "--frozen", "--package", "lethe-gateway-client", "--no-emit-workspace",
-                           "--no-header"))
-    _run(UV, "pip", "install", "--quiet", "--python", python, "--no-deps", "--require-hashes", "-r", locked)
+    # As a pylock.toml: it names each wheel's URL, which offline uv finds in its cache after `make test`'s sync;
+    # a requirements file would need the index's pages, which a sync from the lock never fetches.
+    locked = where / "pylock.toml"
+    _run(UV, "export", "--frozen", "--package", "lethe-gateway-client", "--no-emit-workspace", "--format",
+         "pylock.toml", "-o", locked)
+    _run(UV, "pip", "install", "--quiet", "--python", python, "-r", locked)
     _run(UV, "pip", "install", "--quiet", "--python", python, source)
     return python
 
