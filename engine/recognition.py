@@ -22,6 +22,7 @@ __all__ = [
     "agent_hash",
     "content_hash",
     "edited_user_message",
+    "rehashed",
     "new_messages_start",
     "recognisable_tail",
     "replaced_user_message",
@@ -45,6 +46,16 @@ def agent_hash(message: Any) -> str:
                 and isinstance(content[0]["text"], str):
             message = {**message, "content": content[0]["text"]}
     return content_hash(message)
+
+
+def rehashed(body: Any, stored: str | None) -> str | None:
+    """A message's stored agent hash as `agent_hash` makes it. Hashes stored before a plain text block and its
+    text were one message are each the content hash of the message as the agent held it; where that was the body
+    itself (every message the agent wrote, every reply without a note call), its hash now is `agent_hash(body)`.
+    Any other stored hash is kept as it is."""
+    if stored is not None and stored == content_hash(body):
+        return agent_hash(body)
+    return stored
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.errors import Conflict, InvalidInput
+from engine.recognition import rehashed
 from store.db import Database, StoreSession
 from store.repositories import lane, memories, memory_import, outbox
 from store.repositories.export import SECTIONS
@@ -31,6 +32,10 @@ def _checked(document: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, An
             raise InvalidInput(f"{name}: not a section of an export", field=name)
     head = memory_import.checked_head(document["memory"])
     sections = {name: memory_import.checked_rows(name, document.get(name, [])) for name in SECTIONS}
+    # An export made before a plain text block and its text were one message carries the older hashes.
+    for row in sections.get("messages", []):
+        if "agent_hash" in row:
+            row["agent_hash"] = rehashed(row.get("body"), row["agent_hash"])
     return head, sections
 
 

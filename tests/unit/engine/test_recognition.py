@@ -12,6 +12,7 @@ from engine.recognition import (
     edited_user_message,
     new_messages_start,
     recognisable_tail,
+    rehashed,
     replaced_user_message,
 )
 
@@ -135,3 +136,10 @@ def test_a_message_is_recognised_by_its_text_in_either_form(text: str, role: str
     marked = {"role": role, "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]}
     two = {"role": role, "content": [{"type": "text", "text": text}, {"type": "text", "text": text}]}
     assert agent_hash(marked) != agent_hash(as_text) and agent_hash(two) != agent_hash(as_text)
+
+
+def test_a_stored_hash_is_made_again_only_where_it_was_the_bodys_own() -> None:
+    block = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert rehashed(block, content_hash(block)) == agent_hash(block) != content_hash(block)
+    assert rehashed(block, "another") == "another"  # what the agent held was not the body: kept
+    assert rehashed(block, None) is None  # a message only Lethe has
