@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -31,9 +32,10 @@ async def merged_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int,
     return {key: into for key, into in rows}
 
 
-def _facts_query(tenant_id: str, memory_pk: int) -> Any:
+def _facts_query() -> Any:
     """Facts oldest first, their entities under the canonical names the graph gives them (the names as written
-    until the lane has resolved them), with whether each is still in force (neither retired nor merged)."""
+    until the lane has resolved them), with whether each is still in force (neither retired nor merged). The
+    memory is bound at execution (`tenant_id`, `memory_pk`)."""
     subject, obj, corrected = aliased(EntityRow), aliased(EntityRow), aliased(FactRow)
     # A correction's corrected claims' episodes (engine.claims.in_front): their messages may still be in view.
     corrects = (
@@ -50,9 +52,36 @@ def _facts_query(tenant_id: str, memory_pk: int) -> Any:
                FactRow.settled_by, corrects, and_(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None)))
         .outerjoin(subject, subject.id == FactRow.subject_entity_id)
         .outerjoin(obj, obj.id == FactRow.object_entity_id)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk)
+        .where(FactRow.tenant_id == bindparam("tenant_id"), FactRow.memory_pk == bindparam("memory_pk"))
         .order_by(FactRow.id)
     )
+
+
+# Each read's statement is built once: building the aliased joins cost a decorate more than running them.
+@cache
+def _in_force(block_only: bool) -> Any:
+    query = _facts_query().where(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None))
+    if block_only:
+        showing = (
+            select(func.array_agg(EpisodeRow.episode_key))
+            .where(EpisodeRow.tenant_id == bindparam("tenant_id"), EpisodeRow.memory_pk == bindparam("memory_pk"),
+                   EpisodeRow.state.in_((EpisodeState.LEAVING.value, EpisodeState.SEALED.value)))
+            .scalar_subquery()
+        )
+        query = query.where(or_(FactRow.episode_keys.overlap(showing), FactRow.kind.in_(("constraint", "correction"))))
+    return query
+
+
+@cache
+def _changed(since: bool) -> Any:
+    query = _facts_query()
+    return query.where(FactRow.changed_version > bindparam("changed_after")) if since else query
+
+
+@cache
+def _open_questions() -> Any:
+    return _facts_query().where(FactRow.kind == "open_question", FactRow.settled_by.is_(None),
+                                FactRow.retired_at.is_(None), FactRow.merged_into.is_(None))
 
 
 def _fact(row: Any) -> Fact:
@@ -70,16 +99,8 @@ async def load_facts(session: AsyncSession, *, tenant_id: str, memory_pk: int, b
     `block_only`: just those the facts block can show, written against a leaving or sealed episode, and the
     constraints (shown while the memory holds them); a long memory's other facts belong to forgotten episodes,
     and a decorate need not carry them."""
-    query = _facts_query(tenant_id, memory_pk).where(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None))
-    if block_only:
-        showing = (
-            select(func.array_agg(EpisodeRow.episode_key))
-            .where(EpisodeRow.tenant_id == tenant_id, EpisodeRow.memory_pk == memory_pk,
-                   EpisodeRow.state.in_((EpisodeState.LEAVING.value, EpisodeState.SEALED.value)))
-            .scalar_subquery()
-        )
-        query = query.where(or_(FactRow.episode_keys.overlap(showing), FactRow.kind.in_(("constraint", "correction"))))
-    return [_fact(row) for row in await session.execute(query)]
+    rows = await session.execute(_in_force(block_only), {"tenant_id": tenant_id, "memory_pk": memory_pk})
+    return [_fact(row) for row in rows]
 
 
 async def changed_facts(
@@ -87,12 +108,12 @@ async def changed_facts(
 ) -> tuple[list[Fact], list[str]]:
     """Facts changed after the mechanism version `changed_after` (all, when None), oldest first: those in
     force, and the keys of those no longer in force."""
-    query = _facts_query(tenant_id, memory_pk)
+    params: dict[str, Any] = {"tenant_id": tenant_id, "memory_pk": memory_pk}
     if changed_after is not None:
-        query = query.where(FactRow.changed_version > changed_after)
+        params["changed_after"] = changed_after
     in_force: list[Fact] = []
     gone: list[str] = []
-    for row in await session.execute(query):
+    for row in await session.execute(_changed(changed_after is not None), params):
         if row[-1]:
             in_force.append(_fact(row))
         else:
@@ -124,7 +145,5 @@ async def settle_question(session: AsyncSession, *, tenant_id: str, memory_pk: i
 
 async def open_questions(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> list[Fact]:
     """The memory's open questions in force that nothing has settled yet, oldest first."""
-    query = _facts_query(tenant_id, memory_pk).where(
-        FactRow.kind == "open_question", FactRow.settled_by.is_(None), FactRow.retired_at.is_(None),
-        FactRow.merged_into.is_(None))
-    return [_fact(row) for row in await session.execute(query)]
+    rows = await session.execute(_open_questions(), {"tenant_id": tenant_id, "memory_pk": memory_pk})
+    return [_fact(row) for row in rows]
