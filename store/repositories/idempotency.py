@@ -7,7 +7,7 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contracts.errors import Conflict
@@ -25,19 +25,20 @@ class Replay:
     body: bytes  # the answer's JSON as first sent
 
 
+# Built once: every decorate and report looks for its replay.
+_REPLAY = select(IdempotencyRow.body_hash, IdempotencyRow.status_code, IdempotencyRow.response_zlib,
+                 IdempotencyRow.response).where(
+    IdempotencyRow.tenant_id == bindparam("tenant_id"), IdempotencyRow.memory_id == bindparam("memory_id"),
+    IdempotencyRow.endpoint == bindparam("endpoint"), IdempotencyRow.key == bindparam("key"),
+)
+
+
 async def find_replay(
     session: AsyncSession, *, tenant_id: str, memory_id: str, endpoint: str, key: str, body_hash: str
 ) -> Replay | None:
     """The first answer for this key, or None. The same key with another body is a conflict."""
-    record = (
-        await session.execute(
-            select(IdempotencyRow.body_hash, IdempotencyRow.status_code, IdempotencyRow.response_zlib,
-                   IdempotencyRow.response).where(
-                IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id,
-                IdempotencyRow.endpoint == endpoint, IdempotencyRow.key == key,
-            )
-        )
-    ).one_or_none()
+    record = (await session.execute(_REPLAY, {"tenant_id": tenant_id, "memory_id": memory_id, "endpoint": endpoint,
+                                              "key": key})).one_or_none()
     if record is None:
         return None
     stored_hash, status_code, compressed, legacy = record

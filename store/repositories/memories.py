@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,6 +28,16 @@ __all__ = [
 ]
 
 
+# Built once: every decorate and report takes this lock first, and building a statement costs more than its
+# round trip's wait on the gateway's event loop.
+_LOCKING = (
+    select(MemoryRow)
+    .where(MemoryRow.tenant_id == bindparam("tenant_id"), MemoryRow.memory_id == bindparam("memory_id"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+
+
 async def lock_memory(
     session: AsyncSession, *, tenant_id: str, memory_id: str, create: bool = True
 ) -> MemoryRecord:
@@ -35,20 +45,15 @@ async def lock_memory(
 
     The row lock is the per-memory lock: decorates on one memory serialise here, other memories never wait.
     """
-    locking = (
-        select(MemoryRow)
-        .where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    memory = (await session.execute(locking)).scalar_one_or_none()
+    names = {"tenant_id": tenant_id, "memory_id": memory_id}
+    memory = (await session.execute(_LOCKING, names)).scalar_one_or_none()
     if memory is None and create:  # new: only its first call pays for the insert
         await session.execute(
             insert(MemoryRow)
             .values(tenant_id=tenant_id, memory_id=memory_id)
             .on_conflict_do_nothing(index_elements=["tenant_id", "memory_id"])
         )
-        memory = (await session.execute(locking)).scalar_one_or_none()
+        memory = (await session.execute(_LOCKING, names)).scalar_one_or_none()
     if memory is None:
         raise NotFound(f"no memory {memory_id!r}")
     return MemoryRecord(memory)
