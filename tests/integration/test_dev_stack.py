@@ -205,7 +205,14 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
 
 def _client_backends(env: dict[str, str]) -> list[psutil.Process]:
     postmaster = psutil.Process(_postmaster_pid(env))
-    return [p for p in postmaster.children() if "[local]" in " ".join(p.cmdline())]
+    backends = []
+    for child in postmaster.children():
+        try:  # a backend may end between the listing and its reading (a pooled connection closed)
+            if "[local]" in " ".join(child.cmdline()):
+                backends.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return backends
 
 
 def _decorate_until(url: str, api_key: str, stop: threading.Event, answers: list[httpx.Response]) -> None:
