@@ -28,8 +28,8 @@ __all__ = [
 ]
 
 
-# Built once: every decorate and report takes this lock first, and building a statement costs more than its
-# round trip's wait on the gateway's event loop.
+# Built once: every decorate and report takes this lock first, and building it again would cost the gateway's
+# event loop at every call.
 _LOCKING = (
     select(MemoryRow)
     .where(MemoryRow.tenant_id == bindparam("tenant_id"), MemoryRow.memory_id == bindparam("memory_id"))
