@@ -12,8 +12,7 @@ import httpx
 from store.db import Database
 from tests.integration.facts.conftest import FACTS_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
-from tests.integration.workflows.lane_support import scalar
-from tests.support import eventually
+from tests.integration.workflows.lane_support import lane_idle, scalar
 
 
 class EchoingModel(ScriptedModel):
@@ -34,16 +33,6 @@ class EchoingModel(ScriptedModel):
         return response
 
 
-async def _idle(db: Database, tenant_id: str) -> None:
-    async def idle() -> bool:
-        left = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND processed_at IS NULL",
-                            t=tenant_id)
-        pending = await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND integrated_at IS NULL",
-                               t=tenant_id)
-        return left == 0 and pending == 0
-    await eventually(idle, timeout=120, every=0.3)
-
-
 async def test_a_note_restating_a_held_fact_word_for_word_adds_no_fact_and_no_trace(
     facts_http: httpx.AsyncClient, tenant: tuple[str, str], db: Database
 ) -> None:
@@ -53,7 +42,7 @@ async def test_a_note_restating_a_held_fact_word_for_word_adds_no_fact_and_no_tr
     turn = await agent.until_asked()
     assert model.first is not None
     echo = model.first["note"]
-    await _idle(db, tenant_id)
+    await lane_idle(db, tenant_id)
     same = "SELECT count(*) FROM facts WHERE tenant_id = :t AND note = :n"
     traced = ("SELECT count(*) FROM traces WHERE tenant_id = :t AND fact_key IN "
               "(SELECT fact_key FROM facts WHERE tenant_id = :t AND note = :n)")
@@ -64,7 +53,7 @@ async def test_a_note_restating_a_held_fact_word_for_word_adds_no_fact_and_no_tr
         turn += 1
         assert turn < 200, "never asked for a second note"
         await agent.turn(turn)
-    await _idle(db, tenant_id)
+    await lane_idle(db, tenant_id)
     second = model.asks_seen[1][0]
     own = f"settled ticket LTH-{1000 + second}"
     assert await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND note LIKE :n",

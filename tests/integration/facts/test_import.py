@@ -12,8 +12,7 @@ import httpx
 from store.db import Database
 from tests.integration.facts.conftest import FACTS_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
-from tests.integration.recall.talk import lane_idle
-from tests.integration.workflows.lane_support import scalar
+from tests.integration.workflows.lane_support import lane_idle, scalar
 from tests.support import eventually
 
 # Stamps of the database's own: when a row was stored and its change counters (and the memory's event counter:

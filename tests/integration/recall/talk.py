@@ -11,9 +11,6 @@ from typing import Any
 import httpx
 
 from engine.blocks.recall_block import OPEN
-from store.db import Database
-from tests.integration.workflows.lane_support import scalar
-from tests.support import eventually
 
 Note = dict[str, Any]
 
@@ -95,14 +92,3 @@ async def export_part(http: httpx.AsyncClient, key: str, memory_id: str, part: s
     assert response.status_code == 200, response.text
     found: list[dict[str, Any]] = response.json()[part]
     return found
-
-
-async def lane_idle(db: Database, tenant_id: str, timeout: float = 120) -> None:
-    """Every event of the tenant processed and every fact in the graph."""
-    async def idle() -> bool:
-        left = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND processed_at IS NULL",
-                            t=tenant_id)
-        pending = await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND integrated_at IS NULL",
-                               t=tenant_id)
-        return left == 0 and pending == 0
-    await eventually(idle, timeout=timeout, every=0.3)

@@ -16,8 +16,8 @@ from store.db import Database, bind_tenant
 from store.models import PassageRow
 from store.repositories import lane, recall_reads, search
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import lane_idle
 from tests.integration.recall.test_recall_lane import EMBEDDER
+from tests.integration.workflows.lane_support import lane_idle
 
 EXCERPT = "user: The harbour launch is on Wednesday.\nassistant: Noted, Wednesday it is."
 OLD = [{"note": "The harbour launch is on Wednesday.", "subject": "harbour launch", "object": "Wednesday"}]

@@ -14,7 +14,8 @@ from providers.factory import make_embedder
 from store.db import Database, bind_tenant
 from store.repositories import lane, search
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import Talk, export_part, lane_idle
+from tests.integration.recall.talk import Talk, export_part
+from tests.integration.workflows.lane_support import lane_idle
 
 PASSAGE = "Archive box 42 holds the customs forms for the harbour depot."
 FACT = {"note": "Priya signs the customs forms.", "subject": "Priya", "object": "customs forms"}

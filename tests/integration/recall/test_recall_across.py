@@ -17,8 +17,7 @@ import httpx
 from engine.blocks.dates import ELSEWHERE
 from store.db import Database
 from tests.integration.recall.person import Person, bind_in_tables, graph_passages
-from tests.integration.recall.talk import lane_idle
-from tests.integration.workflows.lane_support import http_tenant
+from tests.integration.workflows.lane_support import http_tenant, lane_idle
 from tests.support import eventually
 
 TOLD = [

@@ -24,8 +24,8 @@ from providers.usage import UsageScope
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
 from tests.integration.recall.conftest import RECALL_CEILING
-from tests.integration.recall.talk import Talk, auth, lane_idle
-from tests.integration.workflows.lane_support import http_tenant, scalar
+from tests.integration.recall.talk import Talk, auth
+from tests.integration.workflows.lane_support import http_tenant, lane_idle, scalar
 from tests.support import eventually, free_port, fresh_database, serve_gateway
 
 EMBEDDER = make_embedder()

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 
 from store.db import Database
-from tests.integration.recall.talk import Note, Talk, auth, facts_block, lane_idle, recall_blocks
-from tests.integration.workflows.lane_support import scalar
+from tests.integration.recall.talk import Note, Talk, auth, facts_block, recall_blocks
+from tests.integration.workflows.lane_support import lane_idle, scalar
 from tests.support import eventually
 
 CODE = {"note": "The staging server deploy code is ZX-4471.", "subject": "staging server", "object": "ZX-4471"}

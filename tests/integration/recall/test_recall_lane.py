@@ -22,7 +22,8 @@ from recall.config import RecallConfig
 from recall.find import Recaller
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import Talk, auth, lane_idle, recall_blocks
+from tests.integration.recall.talk import Talk, auth, recall_blocks
+from tests.integration.workflows.lane_support import lane_idle
 
 STAGING = [
     {"note": "The staging server deploy code is ZX-4471.", "subject": "staging server", "object": "ZX-4471"},

@@ -16,9 +16,9 @@ from recall.config import RecallConfig
 from recall.find import Recaller
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import Talk, lane_idle, recall_blocks
+from tests.integration.recall.talk import Talk, recall_blocks
 from tests.integration.recall.test_recall_lane import EMBEDDER, _StuckJudge
-from tests.integration.workflows.lane_support import scalar
+from tests.integration.workflows.lane_support import lane_idle, scalar
 
 OLD = [{"note": "The launch is on Wednesday.", "subject": "launch", "object": "Wednesday"},
        {"note": "Dana owns the launch checklist.", "subject": "Dana", "object": "launch checklist"}]

@@ -10,7 +10,8 @@ import httpx
 
 from store.db import Database
 from tests.integration.graph.graph_support import write_note
-from tests.integration.recall.talk import Talk, export_part, lane_idle, recall_blocks
+from tests.integration.recall.talk import Talk, export_part, recall_blocks
+from tests.integration.workflows.lane_support import lane_idle
 
 PEOPLE = ["Priya", "Tomas", "Ines", "Kwame", "Yuki", "Oskar", "Leila", "Marek"]
 THINGS = ["customs forms", "harbour depot lease", "forklift rota", "cold store audit", "tariff codes",

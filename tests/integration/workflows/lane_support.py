@@ -18,6 +18,7 @@ from store.models import MessageRow, OutboxEventRow
 from store.records import row_of
 from store.repositories import memories, outbox, tenants
 from tests.integration.conftest import ADMIN_TOKEN
+from tests.support import eventually
 from workflows.memory import EVENTS_SIGNAL, MemoryWorkflow, MemoryWorkflowInput, workflow_id
 
 
@@ -64,6 +65,17 @@ async def unprocessed(db: Database, tenant_id: str) -> int:
 async def scalar(db: Database, sql: str, **params: Any) -> Any:
     async with db.session() as session:
         return (await session.execute(text(sql), params)).scalar()
+
+
+async def lane_idle(db: Database, tenant_id: str, timeout: float = 120) -> None:
+    """Every event of the tenant processed and every fact in the graph."""
+    async def idle() -> bool:
+        left = await scalar(db, "SELECT count(*) FROM outbox WHERE tenant_id = :t AND processed_at IS NULL",
+                            t=tenant_id)
+        pending = await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND integrated_at IS NULL",
+                               t=tenant_id)
+        return left == 0 and pending == 0
+    await eventually(idle, timeout=timeout, every=0.3)
 
 
 async def sleeps_prepared(db: Database, tenant_id: str) -> list[datetime]:
