@@ -52,8 +52,10 @@ install: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU) $(JQ)
 run: $(STAMP)
 	$(VENV)/bin/lethe dev
 
+# Two processes, each with its own Postgres, Temporal and gateway: most tests wait on those services. A file
+# stays in one process, so its module fixtures start once.
 test: $(STAMP) $(CHROMIUM) $(OBJDUMP) $(QEMU) $(JQ)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
