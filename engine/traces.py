@@ -81,13 +81,27 @@ def episode_activations(
     episodes: Sequence[Episode], traces: Iterable[Trace], now: datetime, *, salience: bool = True
 ) -> dict[str, float]:
     """Activation of each episode; an episode whose encoding trace is missing gets it implied, and a judged
-    one's encoding counts its salience (`salience=False`: every encoding counts 1)."""
+    one's encoding counts its salience (`salience=False`: every encoding counts 1).
+
+    The same sums as `activation(salient_traces(...))`, term for term and in the same order, without building
+    the scaled traces: every decorate plans with it, over every episode of a long memory."""
     by_episode: dict[str, list[Trace]] = {e.id: [] for e in episodes}
     for trace in traces:
-        if trace.episode_id in by_episode:
-            by_episode[trace.episode_id].append(trace)
-    return {episode.id: activation(salient_traces(episode, by_episode[episode.id], salience=salience), now)
-            for episode in episodes}
+        own = by_episode.get(trace.episode_id) if trace.episode_id is not None else None
+        if own is not None:
+            own.append(trace)
+    out: dict[str, float] = {}
+    for episode in episodes:
+        own = by_episode[episode.id]
+        factor = encoding_factor(episode.salience, enabled=salience)
+        total = 0.0
+        if not any(t.encoding for t in own):
+            total += factor * trace_weight(now - episode.at)
+        for t in own:
+            if t.counted:
+                total += (t.score * factor if t.encoding else t.score) * trace_weight(now - t.at)
+        out[episode.id] = total
+    return out
 
 
 def fact_activations(fact_ids: Iterable[str], traces: Iterable[Trace], now: datetime) -> Mapping[str, float]:

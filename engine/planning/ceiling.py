@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from engine.episodes import Episode, EpisodeState, Transition, seal
 from engine.fade import apply_transitions, ceiling_passed, fade_in_progress, seal_leaving_without_facts
@@ -36,11 +36,13 @@ def seal_acknowledged(episodes: list[Episode], turn: int) -> list[Transition]:
 
 
 def seal_if_past_ceiling(episodes: list[Episode], fixed: int, sizes: ViewSizes, ceiling: int,
-                         activations: Mapping[str, float]) -> list[Transition]:
+                         activations_of: Callable[[list[Episode]], Mapping[str, float]]) -> list[Transition]:
     """Leaving episodes that would carry the request past the ceiling seal without their facts: the fewest of
-    them, least active first, so the note ask goes on for the rest (one ignored ask costs as little as it can)."""
+    them, least active first, so the note ask goes on for the rest (one ignored ask costs as little as it can).
+    `activations_of` gives the episodes' activations, asked for only when some must seal."""
     if not (fade_in_progress(episodes) and ceiling_passed(fixed + sizes.of(episodes), ceiling)):
         return []
+    activations = activations_of(episodes)
     awaiting = sorted((e for e in episodes if e.state is EpisodeState.LEAVING and not e.facts_written),
                       key=lambda e: (activations.get(e.id, 0.0), e.first_seq))
     forced: list[Transition] = []

@@ -155,7 +155,7 @@ def _seal_while_asked(s: _Setting, memory: StoredMemory, episodes: list[Episode]
     # The ceiling is hard and the room is not: past it, the block shrinks (or goes) before any episode seals
     # unasked for it.
     return seal_if_past_ceiling(episodes, s.fixed.tokens, s.sizes, s.budget.ceiling,
-                                episode_activations(episodes, memory.traces, now, salience=salience))
+                                lambda leaving: episode_activations(leaving, memory.traces, now, salience=salience))
 
 
 def _sleep_or_fade(s: _Setting, memory: StoredMemory, episodes: list[Episode], *, now: datetime,

@@ -24,7 +24,7 @@ from engine.salience import (
 )
 from engine.timeline import activation_series
 from engine.tone import ToneBaseline, intensity, tone_of
-from engine.traces import Trace, encoding_trace, episode_activations, salient_traces, significance
+from engine.traces import Trace, activation, encoding_trace, episode_activations, salient_traces, significance
 from tests.unit.engine.conversations import T0, episode, plan_call, request
 from tests.unit.engine.test_decorate import faded_once
 
@@ -170,6 +170,29 @@ def test_salience_off_gives_exactly_todays_activations(
     for e in episodes:
         assert on[e.id] <= off[e.id] + 1e-12
         assert on[e.id] > 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(SALIENCES, st.integers(0, 10_000), st.booleans(), st.lists(
+    st.tuples(st.integers(0, 10_000), st.floats(0.0, 1.0), st.booleans(), st.booleans()), max_size=4)),
+    min_size=1, max_size=6), st.integers(0, 20_000), st.booleans())
+def test_episode_activations_are_the_activation_of_each_episodes_salient_traces(
+    specs: list[tuple[float | None, int, bool, list[tuple[int, float, bool, bool]]]], minutes: int, on: bool
+) -> None:
+    episodes, traces = [], []
+    for i, (stored, at, encoded, own) in enumerate(specs):
+        e = episode(id=f"e{i}", first_seq=2 * i + 1, last_seq=2 * i + 2, at=T0 + timedelta(minutes=at),
+                    salience=stored)
+        episodes.append(e)
+        if encoded:
+            traces.append(encoding_trace(e))
+        traces += [Trace(at=T0 + timedelta(minutes=m), score=s, counted=c, episode_id=e.id, encoding=enc)
+                   for m, s, c, enc in own]
+    traces.append(Trace(at=T0, score=1.0, counted=True, episode_id="not-among-them"))
+    now = T0 + timedelta(minutes=minutes)
+    by_definition = {e.id: activation(salient_traces(e, [t for t in traces if t.episode_id == e.id], salience=on),
+                                      now) for e in episodes}
+    assert episode_activations(episodes, traces, now, salience=on) == by_definition
 
 
 def test_a_state_change_keeps_the_salience() -> None:
