@@ -50,14 +50,20 @@ class OutboxRelay(BackgroundLoop):
         self.retry_seconds = retry_seconds
         # After a wake-up, events that follow within this time go out with it: a decorate and its report
         # become one signal (one workflow task, a shorter history) and the relay steals less of the
-        # gateway's time from the calls themselves. The lane starts that much later, which nobody waits on.
+        # gateway's time from the calls themselves. A report ends the wait: its turn is over, nothing more is
+        # coming soon, and the lane's work for the turn (the next walk among it) is best done before the next
+        # user message, not beside its decorate.
         self.gather_seconds = gather_seconds
         self._wake = asyncio.Event()
+        self._turn_over = asyncio.Event()
         self.healthy = True  # last attempt reached Temporal
 
-    def wake(self) -> None:
-        """Called after a commit: deliver soon, without making the caller wait."""
+    def wake(self, *, turn_over: bool = False) -> None:
+        """Called after a commit: deliver soon, without making the caller wait; with `turn_over` (a report),
+        at once."""
         self._wake.set()
+        if turn_over:
+            self._turn_over.set()
 
     def start(self) -> None:
         super().start()
@@ -69,8 +75,13 @@ class OutboxRelay(BackgroundLoop):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.retry_seconds * 5)
             except TimeoutError:
                 pass  # a periodic sweep catches rows whose wake-up was lost
-            await asyncio.sleep(self.gather_seconds)
+            if not self._turn_over.is_set():
+                try:
+                    await asyncio.wait_for(self._turn_over.wait(), timeout=self.gather_seconds)
+                except TimeoutError:
+                    pass
             self._wake.clear()
+            self._turn_over.clear()
             try:
                 while await self.deliver_once():
                     pass

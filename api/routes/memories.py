@@ -70,7 +70,7 @@ async def report(
     body = await _json_body(request)
     answer = await report_service.report(hot_path, tenant_id=tenant_id, memory_id=memory_id, body=body,
                                          clock=clock, idempotency_key=idempotency_key, user_id=user, agent=agent)
-    relay.wake()
+    relay.wake(turn_over=True)
     return JSONBytes(answer)
 
 

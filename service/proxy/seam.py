@@ -32,5 +32,5 @@ async def report(
     answer = await report_service.report(ctx, tenant_id=tenant_id, memory_id=memory_id, clock=clock,
                                          body={"decorate_id": decorate_id, "response": response},
                                          idempotency_key=idempotency_key, user_id=user_id)
-    relay.wake()
+    relay.wake(turn_over=True)
     return orjson.loads(answer)  # type: ignore[no-any-return]
