@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
@@ -216,6 +217,10 @@ class LocalEmbedder:
         if threads < 1 or batch_size < 1 or max_tokens < 8 or parallel < 1:
             raise InvalidInput("threads, batch_size and parallel must be at least 1, max_tokens at least 8")
         self._parallel = parallel
+        # The model runs on at most `parallel` threads at once, whoever calls: the lane's jobs embed side by side
+        # (passages, the next walk, the judge), and on the loop's default threads they took every core, the
+        # hot path's too. Calls past that wait their turn.
+        self._threads = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="embedder")
         # Dynamic quantization scales a run's activations all together, so texts sharing a run would change each
         # other's vectors: in int8 each text runs alone, which is also faster than padding it into a batch.
         self._batch_size = 1 if int8 else batch_size
@@ -254,11 +259,13 @@ class LocalEmbedder:
         # onnxruntime releases the GIL while it runs, so a worker thread keeps the event loop free. With
         # `parallel`, the texts are shared among that many threads, which run at once (a session may run on
         # several threads): a message's two new sentences are embedded side by side, not one after the other.
+        loop = asyncio.get_running_loop()
         runs = min(self._parallel, len(items))
         if runs <= 1:
-            return await asyncio.to_thread(self.embed_sync, items)
+            return await loop.run_in_executor(self._threads, self.embed_sync, items)
         shares = [items[i::runs] for i in range(runs)]
-        done = await asyncio.gather(*(asyncio.to_thread(self.embed_sync, share) for share in shares))
+        done = await asyncio.gather(*(loop.run_in_executor(self._threads, self.embed_sync, share)
+                                      for share in shares))
         out = np.zeros((len(items), DIMENSIONS), dtype=np.float32)
         for i, vectors in enumerate(done):
             out[i::runs] = vectors

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -120,6 +121,32 @@ async def test_texts_shared_among_threads_come_back_in_their_places() -> None:
     alone = np.vstack([embedder.embed_sync([text]) for text in texts])
     assert together.shape == (6, 384) and np.allclose(together, alone, atol=1e-6)
     assert np.allclose(await embedder.embed(texts[:1]), alone[:1], atol=1e-6)
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+async def test_concurrent_calls_run_the_model_on_at_most_parallel_threads(parallel: int) -> None:
+    counting = threading.Lock()
+
+    class Watched(LocalEmbedder):
+        running = 0
+        most = 0
+
+        def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+            with counting:
+                Watched.running += 1
+                Watched.most = max(Watched.most, Watched.running)
+            try:
+                return super().embed_sync(texts)
+            finally:
+                with counting:
+                    Watched.running -= 1
+
+    embedder = Watched(threads=1, parallel=parallel)
+    calls = [embedder.embed([f"call {n}, text {i}: the rollout plan keeps the tax rates in step" for i in range(4)])
+             for n in range(6)]
+    done = await asyncio.gather(*calls)
+    assert all(v.shape == (4, 384) for v in done)
+    assert Watched.most == parallel  # six calls at once, yet never more than `parallel` runs of the model
 
 
 @pytest.mark.parametrize("int8", [True, False])
