@@ -87,9 +87,8 @@ def episode_activations(
     the scaled traces: every decorate plans with it, over every episode of a long memory."""
     by_episode: dict[str, list[Trace]] = {e.id: [] for e in episodes}
     for trace in traces:
-        own = by_episode.get(trace.episode_id) if trace.episode_id is not None else None
-        if own is not None:
-            own.append(trace)
+        if trace.episode_id in by_episode:
+            by_episode[trace.episode_id].append(trace)
     out: dict[str, float] = {}
     for episode in episodes:
         own = by_episode[episode.id]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 
 from opentelemetry import context as otel_context
@@ -75,11 +76,8 @@ class OutboxRelay(BackgroundLoop):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.retry_seconds * 5)
             except TimeoutError:
                 pass  # a periodic sweep catches rows whose wake-up was lost
-            if not self._turn_over.is_set():
-                try:
-                    await asyncio.wait_for(self._turn_over.wait(), timeout=self.gather_seconds)
-                except TimeoutError:
-                    pass
+            with suppress(TimeoutError):  # a report set it already, or ends the wait when it comes
+                await asyncio.wait_for(self._turn_over.wait(), timeout=self.gather_seconds)
             self._wake.clear()
             self._turn_over.clear()
             try:

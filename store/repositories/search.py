@@ -95,13 +95,12 @@ def _words_statement(kind: Kind, identifiers: int, prefix: str = "") -> Select[A
     language = cast(bindparam("language"), REGCONFIG)
     # Every word of the query once: a message repeats its words ("the" a dozen times), and the index pays for each
     # repeat without the match changing. Plain words, as the words of a message are meant: no search operators.
-    words = func.array_to_string(func.tsvector_to_array(func.to_tsvector(language, bindparam(f"{prefix}query"))),
-                                 " ")
+    query_lexemes = func.tsvector_to_array(func.to_tsvector(language, bindparam(f"{prefix}query")))
+    words = func.array_to_string(query_lexemes, " ")
     # Each query a scalar subquery: computed once per search, where a function of the query in the row filter
     # would be computed again for every row the plan reads (parsing the whole message ten thousand times).
     tsquery = select(func.plainto_tsquery(language, words)).scalar_subquery()
-    lexemes = func.unnest(func.tsvector_to_array(func.to_tsvector(language, bindparam(f"{prefix}query")))) \
-        .table_valued("lexeme").render_derived()
+    lexemes = func.unnest(query_lexemes).table_valued("lexeme").render_derived()
     longest = select(lexemes.c.lexeme).order_by(func.length(lexemes.c.lexeme).desc(), lexemes.c.lexeme) \
         .limit(RANK_WORDS).subquery()
     longest_words = select(func.coalesce(func.string_agg(longest.c.lexeme, " "), "")).scalar_subquery()
