@@ -77,6 +77,10 @@ class Database:
         # candidates (pgvector 0.8 iterative scans): a memory's rows can sit behind other memories' nearer ones.
         # A startup setting, so no search pays a statement to set it.
         settings["hnsw.iterative_scan"] = "relaxed_order"
+        # A statement's plan is made for its values, every time. From a prepared statement's sixth run Postgres
+        # may switch to a plan made for any values, and for the searches of one memory among others that plan
+        # is ten times slower (an index scan over every memory's rows where the memory holds a few hundred).
+        settings["plan_cache_mode"] = "force_custom_plan"
         self.engine: AsyncEngine = create_async_engine(
             url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout,
             # A failed statement's error would otherwise quote its parameters: message content, into logs.

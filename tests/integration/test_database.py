@@ -1,9 +1,11 @@
 """The connection pool: a connection Postgres closed is replaced at checkout, and every connection lets HNSW
-scans go past other memories' nearer rows, with no statement spent on either."""
+scans go past other memories' nearer rows and plans each statement for its values, with no statement spent on
+any of it."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import numpy as np
@@ -12,6 +14,7 @@ from sqlalchemy import event, text
 from config.settings import Settings
 from store.db import Database, bind_tenant
 from store.repositories import memories, tenants
+from store.repositories.search import nearest_by_meaning
 from tests.integration import search_reference
 
 
@@ -57,9 +60,9 @@ def _unit(vector: np.ndarray) -> str:
     return str((vector / np.linalg.norm(vector)).astype(np.float32).tolist())
 
 
-async def test_a_memory_behind_a_crowd_of_nearer_rows_is_found(db: Database, settings: Settings) -> None:
-    """Every connection scans HNSW iteratively: a search stopping at its first candidates, all another memory's,
-    would find none of this memory's facts."""
+async def _crowd(db: Database) -> tuple[str, int, np.ndarray]:
+    """A tenant with two memories: 1,200 facts of one near a target vector, 600 of the other anywhere. Returns
+    the tenant, the far memory's pk and the target."""
     rng = np.random.default_rng(11)
     target = rng.normal(size=384)
     async with db.session() as session, session.begin():
@@ -76,13 +79,42 @@ async def test_a_memory_behind_a_crowd_of_nearer_rows_is_found(db: Database, set
             ":note, 's', 'o', false, ARRAY['e1'], 1, 1, now(), now(), 'user', now(), to_tsvector('simple', :note), "
             "CAST(:v AS vector))"), rows)
         await session.execute(text("ANALYZE facts"))
+    return tenant.id, far.id, target
+
+
+async def test_a_memory_behind_a_crowd_of_nearer_rows_is_found(db: Database, settings: Settings) -> None:
+    """Every connection scans HNSW iteratively: a search stopping at its first candidates, all another memory's,
+    would find none of this memory's facts."""
+    tenant_id, far, target = await _crowd(db)
     app = Database(settings.database.url, role=settings.database.role)
     try:
-        bind_tenant(tenant.id)  # for this test's task alone
+        bind_tenant(tenant_id)  # for this test's task alone
         async with app.session() as session:
             assert (await session.execute(text("SHOW hnsw.iterative_scan"))).scalar_one() == "relaxed_order"
-            hits = await search_reference.search_meaning(session, tenant_id=tenant.id, memory_pk=far.id,
+            hits = await search_reference.search_meaning(session, tenant_id=tenant_id, memory_pk=far,
                                                vector=(target / np.linalg.norm(target)).tolist(), limit=5)
         assert len(hits) == 5 and all(h.text.startswith("far ") for h in hits), hits
+    finally:
+        await app.dispose()
+
+
+async def test_a_search_run_again_and_again_is_planned_for_its_memory_every_time(
+    db: Database, settings: Settings
+) -> None:
+    """From a prepared statement's sixth run Postgres may keep one plan for any memory; for a memory among others
+    that plan scans every memory's rows. Every connection plans each run for its values instead."""
+    tenant_id, far, target = await _crowd(db)
+    app = Database(settings.database.url, role=settings.database.role, pool_size=1)
+    try:
+        bind_tenant(tenant_id)
+        async with app.session() as session:
+            for turn in range(8):
+                vector = _unit(target + np.random.default_rng(turn).normal(size=384))
+                await nearest_by_meaning(session, tenant_id=tenant_id, memory_pk=far,
+                                         vectors=[np.array(json.loads(vector), dtype=np.float32)])
+            plans = (await session.execute(text(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%<=>%' "
+                "AND statement NOT LIKE '%pg_prepared_statements%'"))).all()
+        assert plans and all(generic == 0 and custom >= 8 for generic, custom in plans), plans
     finally:
         await app.dispose()
