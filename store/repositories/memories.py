@@ -33,7 +33,7 @@ __all__ = [
 _LOCKING = (
     select(MemoryRow)
     .where(MemoryRow.tenant_id == bindparam("tenant_id"), MemoryRow.memory_id == bindparam("memory_id"))
-    .with_for_update()
+    .with_for_update(key_share=True)
     .execution_options(populate_existing=True)
 )
 
@@ -44,6 +44,9 @@ async def lock_memory(
     """The memory's row, created if new (when `create`), locked until the transaction ends.
 
     The row lock is the per-memory lock: decorates on one memory serialise here, other memories never wait.
+    It is `FOR NO KEY UPDATE`, the lock an update of the row takes: it waits for a write that moves the memory's
+    version, never for a transaction that only adds rows pointing at the memory (a passage, an entity, a
+    prepared walk), whose foreign key holds a key-share lock on the row until it commits.
     """
     names = {"tenant_id": tenant_id, "memory_id": memory_id}
     memory = (await session.execute(_LOCKING, names)).scalar_one_or_none()

@@ -3,19 +3,23 @@ cache of them depends on it) and with nothing else."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from engine.cutting import covered_prefix
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.facts import Fact
+from engine.passages import PassageText
 from engine.traces import Trace
 from store.db import Database
 from store.models import MemoryRow
 from store.repositories import episode_store, fact_store, memories, note_store, tenants, trace_store
+from store.repositories.search import insert_passages
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -103,6 +107,47 @@ async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(d
             Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
     assert await changed_since(held) == (["ep-3-4"], 1)
     assert await changed_since(await _version(db, pk)) == ([], 0)
+
+
+async def test_a_change_under_the_memory_lock_never_waits_for_a_write_that_only_adds_to_the_memory(
+    db: Database
+) -> None:
+    """A lane transaction adding a passage holds a key-share lock on the memory's row (its foreign key) until it
+    commits. A decorate holding the memory's lock stamps the episodes it cuts: that stamp goes through at once,
+    and the passage's transaction then stamps its own change after it."""
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"shared-{uuid.uuid4().hex[:8]}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="shared")
+    pk, tenant_id = memory.id, tenant.id
+    episode = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
+                      tokens=10, at=NOW)
+    adding, cut = asyncio.Event(), asyncio.Event()
+
+    async def add_a_passage_then_a_trace() -> None:  # the lane: indexing, then a change the engine reads
+        async with db.session() as session, session.begin():
+            await insert_passages(session, tenant_id=tenant_id, memory_pk=pk, episode_key="ep-1-2",
+                                  passages=[PassageText(0, 1, 2, 1, 1, "Dana owns the pricing page.")],
+                                  vectors=np.full((1, 384), 1 / np.sqrt(384), dtype=np.float32), at=NOW,
+                                  language="simple")
+            adding.set()
+            await cut.wait()
+            await trace_store.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
+                Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
+
+    lane = asyncio.create_task(add_a_passage_then_a_trace())
+    await adding.wait()
+    try:
+        async with db.session() as session, session.begin():
+            # Waiting for the passage's transaction would wait for ever: it goes on only once the cut is in.
+            await session.execute(text("SET LOCAL lock_timeout = '5s'"))
+            await memories.lock_memory(session, tenant_id=tenant_id, memory_id="shared", create=False)
+            await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[episode], at=NOW)
+    finally:
+        cut.set()
+        await lane
+    async with db.session() as session:
+        traces = await trace_store.load_traces(session, tenant_id=tenant_id, memory_pk=pk)
+    assert sorted(t.score for t in traces) == [0.5, 1.0]  # the cut's encoding trace, then the lane's
 
 
 @pytest.mark.parametrize("spans", [[], [(2, 3)], [(1, 2), (3, 5), (7, 9)], [(1, 4), (5, 6), (7, 8)],

@@ -8,13 +8,16 @@ import logging
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from sqlalchemy import func, select, text
 
 from config.settings import Settings
+from engine.passages import PassageText
 from store.db import Database
 from store.models import Base, MessageRow
 from store.repositories import memories
+from store.repositories.search import insert_passages
 from tests.integration.hot_path.conftest import SMALL_CEILING
 from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.integration.workflows.lane_support import http_tenant
@@ -244,3 +247,36 @@ async def test_a_decorate_kept_waiting_by_the_memory_lock_says_so_in_the_log(
     slow = [r for r in caplog.records if r.getMessage().startswith("slow decorate of held")]
     assert len(slow) == 1, caplog.text
     assert slow[0].lock_wait_ms >= 600 and slow[0].total_ms >= slow[0].lock_wait_ms  # type: ignore[attr-defined]
+
+
+async def test_a_decorate_does_not_wait_for_a_lane_write_that_only_adds_to_the_memory(
+    http: httpx.AsyncClient, tenant: tuple[str, str], db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lane transaction adding a passage holds a key-share lock on the memory's row until it commits (its
+    foreign key): the decorate's lock is one that share does not block, so the agent never waits for it."""
+    tenant_id, key = tenant
+    assert (await http.post("/v1/memories/indexing/decorate", json=_chat("Who owns the tax table?"),
+                            headers=_auth(key))).status_code == 200
+    adding, added = asyncio.Event(), asyncio.Event()
+
+    async def add_a_passage() -> None:  # as the lane's indexing does, its transaction open a while
+        async with db.session() as session, session.begin():
+            memory = await memories.get_memory(session, tenant_id=tenant_id, memory_id="indexing")
+            await insert_passages(session, tenant_id=tenant_id, memory_pk=memory.id, episode_key="e1",
+                                  passages=[PassageText(0, 1, 2, 1, 1, "Dana owns the tax table.")],
+                                  vectors=np.ones((1, 384), dtype=np.float32) / np.sqrt(384),
+                                  at=memory.created_at, language="simple")
+            adding.set()
+            await asyncio.sleep(1.0)
+        added.set()
+
+    adder = asyncio.create_task(add_a_passage())
+    await adding.wait()
+    with caplog.at_level(logging.WARNING, logger="service.decorate"):
+        answer = await http.post("/v1/memories/indexing/decorate", json=_chat(
+            "Who owns the tax table?", "Dana.", "And the refund line?"), headers=_auth(key))
+    answered_before_the_commit = not added.is_set()
+    await adder
+    assert answer.status_code == 200
+    assert answered_before_the_commit
+    assert not [r for r in caplog.records if r.getMessage().startswith("slow decorate of indexing")], caplog.text
