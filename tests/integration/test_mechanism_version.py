@@ -22,6 +22,17 @@ from store.repositories import episode_store, fact_store, memories, note_store, 
 from store.repositories.search import insert_passages
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
+# A memory's first episode: turn 1, its two messages.
+FIRST = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1, tokens=10,
+                at=NOW)
+
+
+async def _new_memory(db: Database, memory_id: str) -> tuple[str, int]:
+    """A memory of a new tenant: the tenant's id and the memory's pk."""
+    async with db.session() as session, session.begin():
+        tenant = await tenants.create_tenant(session, name=f"{memory_id}-{uuid.uuid4().hex[:8]}")
+        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id=memory_id)
+    return tenant.id, memory.id
 
 
 async def _version(db: Database, memory_pk: int) -> int:
@@ -31,12 +42,7 @@ async def _version(db: Database, memory_pk: int) -> int:
 
 
 async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_does(db: Database) -> None:
-    async with db.session() as session, session.begin():
-        tenant = await tenants.create_tenant(session, name=f"version-{NOW.timestamp()}-{id(session)}")
-        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="versioned")
-    pk, tenant_id = memory.id, tenant.id
-    episode = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
-                      tokens=10, at=NOW)
+    tenant_id, pk = await _new_memory(db, "versioned")
     seen = [await _version(db, pk)]
 
     async def step(write) -> int:  # type: ignore[no-untyped-def]
@@ -46,14 +52,14 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
         seen.append(await _version(db, pk))
         return seen[-1] - seen[-2]
 
-    assert await step(lambda s: episode_store.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+    assert await step(lambda s: episode_store.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[FIRST],
                                                      at=NOW)) > 0
     # The same cut again inserts nothing: nothing moves.
-    assert await step(lambda s: episode_store.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[episode],
+    assert await step(lambda s: episode_store.save_cut(s, tenant_id=tenant_id, memory_pk=pk, episodes=[FIRST],
                                                      at=NOW)) == 0
     assert await step(lambda s: trace_store.add_traces(s, tenant_id=tenant_id, memory_pk=pk, traces=[
         Trace(at=NOW, score=1.0, counted=True, episode_id="ep-1-2", fact_id="f-1")])) > 0
-    leaving = Episode(**{**episode.__dict__, "state": EpisodeState.LEAVING})
+    leaving = Episode(**{**FIRST.__dict__, "state": EpisodeState.LEAVING})
     assert await step(lambda s: episode_store.apply_transitions(
         s, tenant_id=tenant_id, memory_pk=pk, episodes=[leaving],
         transitions=[Transition("ep-1-2", EpisodeState.LIVE, EpisodeState.LEAVING, "fade")], at=NOW)) > 0
@@ -75,13 +81,8 @@ async def test_every_change_the_engine_reads_moves_the_version_and_nothing_else_
 async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(db: Database) -> None:
     """What the gateway relies on to read only what changed (service/memory_cache.py): every row a change writes is
     stamped after the version it held, and nothing else is."""
-    async with db.session() as session, session.begin():
-        tenant = await tenants.create_tenant(session, name=f"stamps-{NOW.timestamp()}-{id(session)}")
-        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="stamped")
-    pk, tenant_id = memory.id, tenant.id
-    first = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
-                    tokens=10, at=NOW)
-    second = Episode(**{**first.__dict__, "id": "ep-3-4", "first_seq": 3, "last_seq": 4})
+    tenant_id, pk = await _new_memory(db, "stamped")
+    second = Episode(**{**FIRST.__dict__, "id": "ep-3-4", "first_seq": 3, "last_seq": 4})
 
     async def changed_since(version: int) -> tuple[list[str], int]:
         async with db.session() as session:
@@ -92,7 +93,7 @@ async def test_a_reader_holding_a_version_reads_exactly_the_rows_changed_since(d
 
     before = await _version(db, pk)
     async with db.session() as session, session.begin():
-        await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[first, second], at=NOW)
+        await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[FIRST, second], at=NOW)
     held = await _version(db, pk)
     assert await changed_since(before) == (["ep-1-2", "ep-3-4"], 2)  # the episodes and their encoding traces
     assert await changed_since(held) == ([], 0)
@@ -115,12 +116,7 @@ async def test_a_change_under_the_memory_lock_never_waits_for_a_write_that_only_
     """A lane transaction adding a passage holds a key-share lock on the memory's row (its foreign key) until it
     commits. A decorate holding the memory's lock stamps the episodes it cuts: that stamp goes through at once,
     and the passage's transaction then stamps its own change after it."""
-    async with db.session() as session, session.begin():
-        tenant = await tenants.create_tenant(session, name=f"shared-{uuid.uuid4().hex[:8]}")
-        memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="shared")
-    pk, tenant_id = memory.id, tenant.id
-    episode = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1,
-                      tokens=10, at=NOW)
+    tenant_id, pk = await _new_memory(db, "shared")
     adding, cut = asyncio.Event(), asyncio.Event()
 
     async def add_a_passage_then_a_trace() -> None:  # the lane: indexing, then a change the engine reads
@@ -141,7 +137,7 @@ async def test_a_change_under_the_memory_lock_never_waits_for_a_write_that_only_
             # Waiting for the passage's transaction would wait for ever: it goes on only once the cut is in.
             await session.execute(text("SET LOCAL lock_timeout = '5s'"))
             await memories.lock_memory(session, tenant_id=tenant_id, memory_id="shared", create=False)
-            await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[episode], at=NOW)
+            await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[FIRST], at=NOW)
     finally:
         cut.set()
         await lane
