@@ -5,7 +5,6 @@ any of it."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 
 import numpy as np
@@ -109,9 +108,9 @@ async def test_a_search_run_again_and_again_is_planned_for_its_memory_every_time
         bind_tenant(tenant_id)
         async with app.session() as session:
             for turn in range(8):
-                vector = _unit(target + np.random.default_rng(turn).normal(size=384))
+                vector = target + np.random.default_rng(turn).normal(size=384)
                 await nearest_by_meaning(session, tenant_id=tenant_id, memory_pk=far,
-                                         vectors=[np.array(json.loads(vector), dtype=np.float32)])
+                                         vectors=[(vector / np.linalg.norm(vector)).astype(np.float32)])
             plans = (await session.execute(text(
                 "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%<=>%' "
                 "AND statement NOT LIKE '%pg_prepared_statements%'"))).all()
