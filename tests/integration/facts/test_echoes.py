@@ -15,10 +15,20 @@ from tests.integration.hot_path.scripted import ScriptedAgent, ScriptedModel
 from tests.integration.workflows.lane_support import lane_idle, scalar
 
 
+def _shown(request: dict[str, Any]) -> str:
+    """What the request shows the model: its messages' contents, not the calls it made (its first note among
+    them) nor their results."""
+    return "\n".join(json.dumps(m.get("content"), ensure_ascii=False) for m in request["messages"]
+                     if m.get("role") != "tool")
+
+
 class EchoingModel(ScriptedModel):
-    """Its second note starts with its first note's fact again, word for word, before the new one."""
+    """Once a request shows its first note's fact word for word (a recall block, the facts block), its next note
+    starts with that fact again, before the new one."""
 
     first: dict[str, Any] | None = None
+    # The note ask answered with the echo, once it was.
+    echoed_ask: list[int] | None = None
 
     def reply(self, request: dict[str, Any], turn: int, note_ask_turns: list[int] | None) -> dict[str, Any]:
         response = super().reply(request, turn, note_ask_turns)
@@ -28,8 +38,9 @@ class EchoingModel(ScriptedModel):
             notes = json.loads(call["function"]["arguments"])["notes"]
             if self.first is None:
                 self.first = notes[0]
-            else:
+            elif self.echoed_ask is None and self.first["note"] in _shown(request):
                 call["function"]["arguments"] = json.dumps({"notes": [self.first, *notes]})
+                self.echoed_ask = note_ask_turns
         return response
 
 
@@ -49,13 +60,12 @@ async def test_a_note_restating_a_held_fact_word_for_word_adds_no_fact_and_no_tr
     assert await scalar(db, same, t=tenant_id, n=echo) == 1
     traces_before = await scalar(db, traced, t=tenant_id, n=echo)
 
-    while model.notes_written < 2:  # on to the next note ask, which the model answers with the echo first
+    while model.echoed_ask is None:  # on to a note ask the model answers with the echo first, the fact shown
         turn += 1
-        assert turn < 200, "never asked for a second note"
+        assert turn < 200, "never asked for a note while the held fact was shown"
         await agent.turn(turn)
     await lane_idle(db, tenant_id)
-    second = model.asks_seen[1][0]
-    own = f"settled ticket LTH-{1000 + second}"
+    own = f"settled ticket LTH-{1000 + model.echoed_ask[0]}"
     assert await scalar(db, "SELECT count(*) FROM facts WHERE tenant_id = :t AND note LIKE :n",
                         t=tenant_id, n=f"%{own}%") == 1  # the note's own fact is written
     assert await scalar(db, same, t=tenant_id, n=echo) == 1  # the echo is not
