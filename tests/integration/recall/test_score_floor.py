@@ -39,16 +39,10 @@ def _facts() -> list[dict[str, Any]]:
             for p, person in enumerate(PEOPLE) for t, thing in enumerate(THINGS[:4])]
 
 
-@pytest.fixture(scope="module")
-async def floor_gateway(settings: Settings, worker: None) -> AsyncIterator[str]:
-    mine = settings.replace(recall=True, port=free_port(), recall_inline_deadline_ms=20_000)
-    async with serve_gateway(mine) as url:
-        yield url
-
-
 @pytest.fixture
-async def floor_http(floor_gateway: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=floor_gateway, timeout=60) as client:
+async def floor_http(settings: Settings, worker: None) -> AsyncIterator[httpx.AsyncClient]:
+    mine = settings.replace(recall=True, port=free_port(), recall_inline_deadline_ms=20_000)
+    async with serve_gateway(mine) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
         yield client
 
 
