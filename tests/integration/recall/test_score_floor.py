@@ -26,15 +26,13 @@ THINGS = ["customs forms", "harbour depot lease", "forklift rota", "cold store a
           "night shift handover", "crane inspection", "berth schedule"]
 
 
-# Eight ways of handling a thing, so that no two notes share a person and a verb, or a thing and a verb.
 VERBS = ["signs off", "drafts", "files", "checks", "books", "reviews", "archives", "prints"]
 
 
 def _facts() -> list[dict[str, Any]]:
-    # Each person handles each thing in a way of their own. With one verb for all, each note was a new owner of
-    # the one before, the graph judge retired them in chains, and which of them a walk met turned on the last
-    # digits of the vectors: on a CPU without AVX-512 the question's block held only retired notes, and none was
-    # placed.
+    # No two notes share a person and a verb, or a thing and a verb, so none is a new owner of another: notes
+    # the judge retired in chains would leave which ones a walk meets to the vectors' last digits, which differ
+    # between CPUs with and without AVX-512.
     return [{"note": f"{person} {VERBS[(p + t) % len(VERBS)]} the {thing}.", "subject": person, "object": thing}
             for p, person in enumerate(PEOPLE) for t, thing in enumerate(THINGS[:4])]
 
