@@ -160,8 +160,18 @@ async def get_decoration(session: AsyncSession, *, tenant_id: str, memory: Memor
 
 
 async def erase_memory(session: AsyncSession, *, tenant_id: str, memory_id: str) -> None:
-    """Delete the memory and everything it holds: its rows cascade; rows keyed by its name go explicitly."""
-    memory = await lock_memory(session, tenant_id=tenant_id, memory_id=memory_id, create=False)
+    """Delete the memory and everything it holds: its rows cascade; rows keyed by its name go explicitly.
+
+    The row is locked `FOR UPDATE` at once, the lock its delete needs, not the hot path's weaker one: a lane
+    transaction that has added a row pointing at the memory finishes first, and no new one starts under the erase.
+    Holding the weaker lock while the delete waits for that transaction, which then stamps a change under the
+    memory's lock, is a deadlock that Postgres breaks by failing one of the two.
+    """
+    pk = (await session.execute(
+        select(MemoryRow.id).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
+        .with_for_update())).scalar_one_or_none()
+    if pk is None:
+        raise NotFound(f"no memory {memory_id!r}")
     await session.execute(delete(IdempotencyRow).where(
         IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id))
-    await session.execute(delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory.id))
+    await session.execute(delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == pk))
