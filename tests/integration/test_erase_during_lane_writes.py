@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
 
-import numpy as np
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.episodes import Episode, EpisodeState
-from engine.passages import PassageText
-from engine.traces import Trace
 from store.db import Database
 from store.models import EpisodeRow, PassageRow, TraceRow
-from store.repositories import episode_store, memories, tenants, trace_store
-from store.repositories.search import insert_passages
+from store.repositories import episode_store, memories, tenants
+from tests.integration.held_lane_write import NOW, HeldLaneWrite
 
-NOW = datetime(2026, 3, 1, tzinfo=UTC)
 FIRST = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1, tokens=10,
                 at=NOW)
 
@@ -43,46 +38,28 @@ async def test_an_erase_waits_for_the_lanes_write_and_takes_it_without_a_deadloc
         tenant = await tenants.create_tenant(session, name=f"erased-{uuid.uuid4().hex[:8]}")
         memory = await memories.lock_memory(session, tenant_id=tenant.id, memory_id="erased")
         await episode_store.save_cut(session, tenant_id=tenant.id, memory_pk=memory.id, episodes=[FIRST], at=NOW)
-    tenant_id, pk = tenant.id, memory.id
-    added, erasing = asyncio.Event(), asyncio.Event()
-    lane_pid = 0
-
-    async def index_then_trace() -> None:
-        """The lane: a passage (a key-share lock on the memory's row, through its foreign key), then a trace
-        (whose change stamp locks that row for update) in the same transaction."""
-        nonlocal lane_pid
-        async with db.session() as session, session.begin():
-            lane_pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
-            await insert_passages(session, tenant_id=tenant_id, memory_pk=pk, episode_key="ep-1-2",
-                                  passages=[PassageText(0, 1, 2, 1, 1, "Dana owns the pricing page.")],
-                                  vectors=np.full((1, 384), 1 / np.sqrt(384), dtype=np.float32), at=NOW,
-                                  language="simple")
-            added.set()
-            await erasing.wait()
-            await trace_store.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
-                Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
-
     failed: list[str] = []  # each attempt Postgres failed, by its SQLSTATE (40P01: a deadlock it broke)
 
     async def erase(session: AsyncSession) -> None:
         try:
-            await memories.erase_memory(session, tenant_id=tenant_id, memory_id="erased")
+            await memories.erase_memory(session, tenant_id=tenant.id, memory_id="erased")
         except DBAPIError as exc:
             failed.append(getattr(exc.orig, "sqlstate", None) or repr(exc))
             raise
 
-    lane = asyncio.create_task(index_then_trace())
-    await added.wait()
+    write = HeldLaneWrite(db, tenant_id=tenant.id, memory_pk=memory.id)
+    lane = asyncio.create_task(write.run())
+    await write.added.wait()
     erased = asyncio.create_task(db.transact(erase))  # as DELETE /v1/memories/{id} runs it
     try:
-        await _blocked_by(db, lane_pid)
+        await _blocked_by(db, write.pid)
     finally:
-        erasing.set()
+        write.go_on.set()
     await asyncio.wait_for(asyncio.gather(lane, erased), timeout=30)
 
     assert failed == []  # the erase ran once, and the lane's write committed before it
     async with db.session() as session:
         for row in (EpisodeRow, PassageRow, TraceRow):
-            left = (await session.execute(select(func.count()).select_from(row).where(row.memory_pk == pk))
+            left = (await session.execute(select(func.count()).select_from(row).where(row.memory_pk == memory.id))
                     ).scalar_one()
             assert left == 0, f"{row.__tablename__} still holds {left} rows of the erased memory"

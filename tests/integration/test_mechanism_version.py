@@ -7,19 +7,17 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 
-import numpy as np
 import pytest
 from sqlalchemy import select, text
 
 from engine.cutting import covered_prefix
 from engine.episodes import Episode, EpisodeState, Transition
 from engine.facts import Fact
-from engine.passages import PassageText
 from engine.traces import Trace
 from store.db import Database
 from store.models import MemoryRow
 from store.repositories import episode_store, fact_store, memories, note_store, tenants, trace_store
-from store.repositories.search import insert_passages
+from tests.integration.held_lane_write import HeldLaneWrite
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 # A memory's first episode: turn 1, its two messages.
@@ -117,21 +115,9 @@ async def test_a_change_under_the_memory_lock_never_waits_for_a_write_that_only_
     commits. A decorate holding the memory's lock stamps the episodes it cuts: that stamp goes through at once,
     and the passage's transaction then stamps its own change after it."""
     tenant_id, pk = await _new_memory(db, "shared")
-    adding, cut = asyncio.Event(), asyncio.Event()
-
-    async def add_a_passage_then_a_trace() -> None:  # the lane: indexing, then a change the engine reads
-        async with db.session() as session, session.begin():
-            await insert_passages(session, tenant_id=tenant_id, memory_pk=pk, episode_key="ep-1-2",
-                                  passages=[PassageText(0, 1, 2, 1, 1, "Dana owns the pricing page.")],
-                                  vectors=np.full((1, 384), 1 / np.sqrt(384), dtype=np.float32), at=NOW,
-                                  language="simple")
-            adding.set()
-            await cut.wait()
-            await trace_store.add_traces(session, tenant_id=tenant_id, memory_pk=pk, traces=[
-                Trace(at=NOW, score=0.5, counted=True, episode_id="ep-1-2")])
-
-    lane = asyncio.create_task(add_a_passage_then_a_trace())
-    await adding.wait()
+    write = HeldLaneWrite(db, tenant_id=tenant_id, memory_pk=pk)
+    lane = asyncio.create_task(write.run())
+    await write.added.wait()
     try:
         async with db.session() as session, session.begin():
             # Waiting for the passage's transaction would wait for ever: it goes on only once the cut is in.
@@ -139,7 +125,7 @@ async def test_a_change_under_the_memory_lock_never_waits_for_a_write_that_only_
             await memories.lock_memory(session, tenant_id=tenant_id, memory_id="shared", create=False)
             await episode_store.save_cut(session, tenant_id=tenant_id, memory_pk=pk, episodes=[FIRST], at=NOW)
     finally:
-        cut.set()
+        write.go_on.set()
         await lane
     async with db.session() as session:
         traces = await trace_store.load_traces(session, tenant_id=tenant_id, memory_pk=pk)
