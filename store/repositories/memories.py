@@ -30,12 +30,13 @@ __all__ = [
 
 # Built once: every decorate and report takes this lock first, and building it again would cost the gateway's
 # event loop at every call.
-_LOCKING = (
+_NAMED = (
     select(MemoryRow)
     .where(MemoryRow.tenant_id == bindparam("tenant_id"), MemoryRow.memory_id == bindparam("memory_id"))
-    .with_for_update(key_share=True)
     .execution_options(populate_existing=True)
 )
+_LOCKING = _NAMED.with_for_update(key_share=True)
+_LOCKING_TO_DELETE = _NAMED.with_for_update()  # the lock a delete of the row takes (erase_memory)
 
 
 async def lock_memory(
@@ -167,11 +168,10 @@ async def erase_memory(session: AsyncSession, *, tenant_id: str, memory_id: str)
     Holding the weaker lock while the delete waits for that transaction, which then stamps a change under the
     memory's lock, is a deadlock that Postgres breaks by failing one of the two.
     """
-    pk = (await session.execute(
-        select(MemoryRow.id).where(MemoryRow.tenant_id == tenant_id, MemoryRow.memory_id == memory_id)
-        .with_for_update())).scalar_one_or_none()
-    if pk is None:
+    memory = (await session.execute(_LOCKING_TO_DELETE, {"tenant_id": tenant_id, "memory_id": memory_id})
+              ).scalar_one_or_none()
+    if memory is None:
         raise NotFound(f"no memory {memory_id!r}")
     await session.execute(delete(IdempotencyRow).where(
         IdempotencyRow.tenant_id == tenant_id, IdempotencyRow.memory_id == memory_id))
-    await session.execute(delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == pk))
+    await session.execute(delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory.id))
