@@ -10,14 +10,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.episodes import Episode, EpisodeState
 from store.db import Database
 from store.models import EpisodeRow, PassageRow, TraceRow
 from store.repositories import episode_store, memories, tenants
-from tests.integration.held_lane_write import NOW, HeldLaneWrite
-
-FIRST = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1, tokens=10,
-                at=NOW)
+from tests.integration.held_lane_write import FIRST, NOW, HeldLaneWrite
 
 
 async def _blocked_by(db: Database, pid: int) -> None:

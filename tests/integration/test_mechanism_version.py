@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select, text
@@ -17,12 +16,7 @@ from engine.traces import Trace
 from store.db import Database
 from store.models import MemoryRow
 from store.repositories import episode_store, fact_store, memories, note_store, tenants, trace_store
-from tests.integration.held_lane_write import HeldLaneWrite
-
-NOW = datetime(2026, 3, 1, tzinfo=UTC)
-# A memory's first episode: turn 1, its two messages.
-FIRST = Episode(id="ep-1-2", state=EpisodeState.LIVE, first_seq=1, last_seq=2, first_turn=1, last_turn=1, tokens=10,
-                at=NOW)
+from tests.integration.held_lane_write import FIRST, NOW, HeldLaneWrite
 
 
 async def _new_memory(db: Database, memory_id: str) -> tuple[str, int]:
