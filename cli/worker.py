@@ -12,6 +12,7 @@ import uvicorn
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.erased import ErasedMeanwhile
 from activities.graph import GraphActivities, check_language
 from activities.lane import LaneActivities, NoteAskPolicy
 from activities.recall import RecallActivities
@@ -84,7 +85,7 @@ def build_worker(
         task_queue=task_queue,
         workflows=[MemoryWorkflow],
         activities=[*lane.all(), *graph.all(), *recall.all()],
-        interceptors=[TenantScope(), ActivityTiming(ACTIVITY_DURATION)],
+        interceptors=[TenantScope(), ErasedMeanwhile(db), ActivityTiming(ACTIVITY_DURATION)],
         # Without it the SDK cancels running activities at once on shutdown: a rolling update would throw away
         # a judge's half-done batch and run it again elsewhere.
         graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),

@@ -15,6 +15,7 @@ __all__ = [
     "LANE_BACKLOG",
     "LAST_USER_MESSAGE_AT",
     "LEAVING_EPISODES",
+    "MEMORY_ERASED",
     "RETRIABLE_JOBS",
     "RETRY_SIGNAL",
     "MEMORY",
@@ -34,6 +35,8 @@ RETRY_SIGNAL = "retry_parked"
 # The jobs the lane runs for an event, which such a retry can name (workflows.jobs checks it has these).
 RETRIABLE_JOBS = frozenset({"score_boundaries", "cut_history", "score_traces", "update_graph", "distill_recall",
                             "prepare_recall", "judge_salience"})
+# The error type of a job whose memory was erased while it ran: final, and nothing to park.
+MEMORY_ERASED = "MemoryErased"
 
 
 def workflow_id(tenant_id: str, memory_id: str) -> str:

@@ -14,10 +14,10 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.lane_names import EVENTS_SIGNAL, RETRY_SIGNAL, WORKFLOW_TYPE, workflow_id
+    from contracts.lane_names import EVENTS_SIGNAL, MEMORY_ERASED, RETRY_SIGNAL, WORKFLOW_TYPE, workflow_id
     from contracts.lane_types import (
         EventRef,
         FetchEventsInput,
@@ -207,6 +207,8 @@ class MemoryWorkflow:
                 retry_policy=job.retry,
             )
         except ActivityError as err:
+            if isinstance(err.cause, ApplicationError) and err.cause.type == MEMORY_ERASED:
+                return None  # nothing to park: the memory, its parked jobs included, is gone
             reason = str(err.cause or err)
             workflow.logger.warning("lane job parked", extra={"job": job.activity, "seq": seq})
             status = await workflow.execute_activity(
