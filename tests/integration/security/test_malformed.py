@@ -9,12 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from sqlalchemy import select
 
 from store.db import Database
-from store.models import OutboxEventRow
 from tests.integration.conftest import ADMIN_TOKEN
-from tests.support import eventually
+from tests.integration.workflows.lane_support import lane_idle
 
 MEMORY = "keep"
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Where is the launch checklist?"}]}
@@ -186,16 +184,6 @@ CASES = [
 def test_the_table_is_big_enough() -> None:
     assert len(CASES) >= 60
     assert len({case.name for case in CASES}) == len(CASES)
-
-
-async def lane_idle(db: Database, tenant_id: str) -> None:
-    async def processed() -> bool:
-        async with db.session() as session:
-            rows = (await session.execute(
-                select(OutboxEventRow.processed_at).where(OutboxEventRow.tenant_id == tenant_id))).scalars().all()
-        return bool(rows) and all(at is not None for at in rows)
-
-    await eventually(processed, timeout=60)
 
 
 async def test_malformed_requests_are_refused_naming_the_field_and_change_nothing(
