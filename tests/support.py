@@ -9,14 +9,18 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import httpx
 import uvicorn
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.client import Client
 
 from cli.gateway import build_app
+from cli.worker import build_worker
 from config.settings import Settings
 from store.db import Database
 from store.migrate import upgrade_to_head
@@ -124,3 +128,28 @@ async def own_deployment(settings: Settings, queue: str) -> AsyncIterator[tuple[
         yield mine, database
     finally:
         await database.dispose()
+
+
+@dataclass
+class Serving:
+    """A deployment of a test's own, running: its settings, its database (as its owner) and its gateway."""
+
+    settings: Settings
+    db: Database
+    http: httpx.AsyncClient
+
+
+@asynccontextmanager
+async def serving(settings: Settings, temporal_client: Client, queue: str, *, judge: Any,
+                  **overrides: Any) -> AsyncIterator[Serving]:
+    """`own_deployment` (with `overrides` on its settings) with a worker whose judge is `judge`, bound by
+    row-level security as in production, and its gateway over HTTP on a free port."""
+    async with own_deployment(settings.replace(port=free_port(), **overrides), queue) as (mine, db):
+        app_db = Database(mine.database.url, pool_size=5, role=mine.database.role, strict=True)
+        try:
+            async with (build_worker(temporal_client, app_db, task_queue=mine.temporal.task_queue, settings=mine,
+                                     judge=judge),
+                        serve_gateway(mine) as url, httpx.AsyncClient(base_url=url, timeout=60) as http):
+                yield Serving(mine, db, http)
+        finally:
+            await app_db.dispose()

@@ -5,9 +5,7 @@ ready. A worker of this module's own, whose judge holds boundary scoring until t
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,18 +13,16 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from cli.worker import build_worker
 from config.settings import Settings
 from providers.factory import make_embedder
 from providers.judge import BoundaryScores
 from providers.local_judge import LocalJudge
 from providers.usage import UsageScope
-from store.db import Database
 from tests.integration.graph.graph_support import write_note
 from tests.integration.recall.conftest import RECALL_CEILING
 from tests.integration.recall.talk import Talk, auth
 from tests.integration.workflows.lane_support import http_tenant, lane_idle, scalar
-from tests.support import eventually, free_port, fresh_database, serve_gateway
+from tests.support import Serving, eventually, serving
 
 EMBEDDER = make_embedder()
 FACTS = [
@@ -60,31 +56,14 @@ async def held() -> _HeldJudge:
     return _HeldJudge()
 
 
-@dataclass
-class Deployment:
-    http: httpx.AsyncClient
-    db: Database
-
-
 @pytest.fixture
-async def ahead(settings: Settings, temporal_client: Client, held: _HeldJudge) -> AsyncIterator[Deployment]:
+async def ahead(settings: Settings, temporal_client: Client, held: _HeldJudge) -> AsyncIterator[Serving]:
     # A database of its own: the session's gateway relays every undelivered event of its database, and a memory
     # it started on its own task queue would run on a worker without the held judge.
-    mine = settings.replace(
-        recall=True, ceiling_tokens=RECALL_CEILING, port=free_port(),
-        temporal_task_queue="lethe-ahead-" + uuid.uuid4().hex[:8], recall_inline_deadline_ms=20_000,
-        database_url=await fresh_database(settings.database.url))
-    app_db = Database(mine.database.url, pool_size=5, role=mine.database.role, strict=True)
-    db = Database(mine.database.url, pool_size=2)
-    try:
-        async with build_worker(temporal_client, app_db, task_queue=mine.temporal.task_queue, settings=mine,
-                                judge=held), serve_gateway(mine) as url, \
-                httpx.AsyncClient(base_url=url, timeout=60) as client:
-            yield Deployment(client, db)
-            held.free.set()  # nothing left waiting when the worker shuts down
-    finally:
-        await app_db.dispose()
-        await db.dispose()
+    async with serving(settings, temporal_client, "lethe-ahead", judge=held, recall=True,
+                       ceiling_tokens=RECALL_CEILING, recall_inline_deadline_ms=20_000) as running:
+        yield running
+        held.free.set()  # nothing left waiting when the worker shuts down
 
 
 async def _walk_turns(http: httpx.AsyncClient, key: str, memory_id: str) -> list[int]:
@@ -93,7 +72,7 @@ async def _walk_turns(http: httpx.AsyncClient, key: str, memory_id: str) -> list
     return [w["for_turn"] for w in response.json()["recall_walks"]]
 
 
-async def test_the_next_walk_is_ready_while_the_lane_is_still_behind(ahead: Deployment, held: _HeldJudge) -> None:
+async def test_the_next_walk_is_ready_while_the_lane_is_still_behind(ahead: Serving, held: _HeldJudge) -> None:
     ahead_http, db = ahead.http, ahead.db
     tenant_id, key = await http_tenant(ahead_http)
     talk = Talk(ahead_http, key, "ahead")

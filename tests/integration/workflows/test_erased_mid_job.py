@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from cli.worker import build_judge, build_worker
+from cli.worker import build_judge
 from config.settings import Settings
 from contracts.lane_names import MEMORY_ERASED, workflow_id
 from engine.cutting import BoundaryScores
@@ -25,7 +24,7 @@ from store.db import Database
 from store.repositories import memories
 from tests.integration.conftest import ADMIN_TOKEN
 from tests.integration.workflows.lane_support import scalar
-from tests.support import eventually, free_port, fresh_database, serve_gateway
+from tests.support import eventually, serving
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 MEMORY = "erased-mid-job"
@@ -62,17 +61,12 @@ def _chat(*contents: str) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def scoring_held(settings: Settings, postgres_url: str, temporal_client: Client) -> AsyncIterator[Scoring]:
+async def scoring_held(settings: Settings, temporal_client: Client) -> AsyncIterator[Scoring]:
     """A deployment of the test's own whose memory has a closed turn, its scoring held after it began."""
-    own = settings.replace(database_url=await fresh_database(postgres_url), port=free_port(),
-                           temporal_task_queue="erased-" + uuid.uuid4().hex[:8])
-    db = Database(own.database.url, pool_size=2)
-    app_db = Database(own.database.url, pool_size=2, role=own.database.role, strict=True)
-    judge = HeldScoring(build_judge(own.models))
-    try:
-        async with (build_worker(temporal_client, app_db, task_queue=own.temporal.task_queue, settings=own,
-                                 judge=judge),  # type: ignore[arg-type]
-                    serve_gateway(own) as url, httpx.AsyncClient(base_url=url, timeout=30) as http):
+    judge = HeldScoring(build_judge(settings.models))
+    async with serving(settings, temporal_client, "erased", judge=judge) as running:
+        http = running.http
+        try:
             made = await http.post("/v1/admin/tenants", json={"name": "erased-mid-job"}, headers=ADMIN)
             auth = {"Authorization": f"Bearer {made.json()['api_key']}"}
             first = await http.post(f"/v1/memories/{MEMORY}/decorate", json=_chat("Book the venue."), headers=auth)
@@ -86,13 +80,9 @@ async def scoring_held(settings: Settings, postgres_url: str, temporal_client: C
                                      json=_chat("Book the venue.", "Booked for Friday.", "And the caterer?"))
             assert second.status_code == 200, second.text
             await asyncio.wait_for(judge.begun.wait(), timeout=60)
-            try:
-                yield Scoring(http, auth, made.json()["tenant_id"], judge, db)
-            finally:
-                judge.go_on.set()
-    finally:
-        await db.dispose()
-        await app_db.dispose()
+            yield Scoring(http, auth, made.json()["tenant_id"], judge, running.db)
+        finally:
+            judge.go_on.set()  # nothing left waiting when the worker shuts down
 
 
 def _ended_quietly(caplog: pytest.LogCaptureFixture) -> bool:
@@ -100,10 +90,10 @@ def _ended_quietly(caplog: pytest.LogCaptureFixture) -> bool:
 
 
 async def test_an_erase_during_a_job_leaves_no_error_in_the_worker_log(
-    settings: Settings, postgres_url: str, temporal_client: Client, caplog: pytest.LogCaptureFixture
+    settings: Settings, temporal_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    async with scoring_held(settings, postgres_url, temporal_client) as held:
+    async with scoring_held(settings, temporal_client) as held:
         erased = await held.http.delete(f"/v1/memories/{MEMORY}", headers=held.auth)
         assert erased.status_code == 200, erased.text
         held.judge.go_on.set()  # the job writes its scores for a memory that is gone
@@ -120,10 +110,10 @@ async def test_an_erase_during_a_job_leaves_no_error_in_the_worker_log(
 
 
 async def test_a_lane_that_outlives_its_erased_memory_parks_nothing(
-    settings: Settings, postgres_url: str, temporal_client: Client, caplog: pytest.LogCaptureFixture
+    settings: Settings, temporal_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    async with scoring_held(settings, postgres_url, temporal_client) as held:
+    async with scoring_held(settings, temporal_client) as held:
         # Erased in Postgres alone, as when Temporal is away during the erase: the workflow keeps running.
         async with held.db.session() as session, session.begin():
             await memories.erase_memory(session, tenant_id=held.tenant_id, memory_id=MEMORY)
