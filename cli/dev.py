@@ -1,7 +1,8 @@
 """`lethe dev`: the whole stack on one machine, with nothing else installed.
 
 Embedded Postgres (data kept under the data dir), migrations, the Temporal dev server with its UI and
-Lethe's search attributes, the worker (restarted whenever it dies) and the gateway. Ctrl-C stops all of it.
+Lethe's search attributes (started again when it dies), the worker (likewise) and the gateway. Ctrl-C stops
+all of it.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from pathlib import Path
 import uvicorn
 from pydantic import SecretStr
 
-from cli.devstack import DevLock, dev_api_key, port_in_use, start_temporal_dev_server, start_worker
+from cli.devstack import DevLock, dev_api_key, port_in_use, start_worker, stop_process
 from cli.gateway import build_app
 from cli.postgres_watch import PostgresWatch
 from cli.temporal import connect_temporal, register_search_attributes
+from cli.temporal_watch import TemporalWatch
 from config.groups import GatewaySettings
 from config.settings import Settings
 from store.db import Database
@@ -124,14 +126,14 @@ class _Running:
     """What `lethe dev` has started, stopped when it ends however it ends."""
 
     postgres: EmbeddedPostgres
-    temporal: subprocess.Popen[bytes] | None = None
+    temporal: TemporalWatch | None = None
     supervisor: WorkerSupervisor | None = None
 
     def stop(self) -> None:
         if self.supervisor is not None:
             self.supervisor.stop_worker()
         if self.temporal is not None:
-            _stop_process(self.temporal, timeout=15)
+            self.temporal.stop_server()
         self.postgres.stop()
 
 
@@ -159,8 +161,8 @@ async def _run_stack(settings: Settings, data_dir: Path, running: _Running) -> i
     admin_token = _admin_token(settings.gateway, data_dir)
     settings = _dev_settings(settings, url, data_dir, admin_token)
     temporal_log = data_dir / "temporal.log"
-    running.temporal = start_temporal_dev_server(settings, temporal_log)
-    client = await _wait_for_temporal(settings, running.temporal, temporal_log)
+    running.temporal = TemporalWatch(settings, temporal_log)
+    client = await _wait_for_temporal(settings, running.temporal.start(), temporal_log)
     await register_search_attributes(client, settings.temporal.namespace)
     db = Database(url, pool_size=2)
     _, api_key = await dev_api_key(db, data_dir)
@@ -185,6 +187,9 @@ async def _serve(settings: Settings, running: _Running, banner: str) -> int:
     gateway = asyncio.create_task(server.serve(), name="gateway")
     watch = PostgresWatch(running.postgres, stop)
     watching = asyncio.create_task(watch.run(), name="postgres-watch")
+    assert running.temporal is not None  # started before the gateway
+    temporal = running.temporal
+    temporal_watching = asyncio.create_task(temporal.run(stop), name="temporal-watch")
     while not server.started and not gateway.done():
         await asyncio.sleep(0.05)
     print(banner, flush=True)
@@ -195,8 +200,8 @@ async def _serve(settings: Settings, running: _Running, banner: str) -> int:
     stop.set()
     server.should_exit = True
     supervisor.stop_worker()
-    await asyncio.gather(worker, gateway, watching, return_exceptions=True)
-    if watch.failure is not None:
+    await asyncio.gather(worker, gateway, watching, temporal_watching, return_exceptions=True)
+    if watch.failure is not None or temporal.failure is not None:
         return 1
     for task in (worker, gateway):
         if task in done and task.exception() is not None:
@@ -237,14 +242,5 @@ class WorkerSupervisor:
         self.stop.set()
         if self.proc is not None:
             # Its running jobs get their grace (LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS), then it is killed.
-            _stop_process(self.proc, timeout=self.settings.worker.graceful_shutdown_seconds + 5)
+            stop_process(self.proc, timeout=self.settings.worker.graceful_shutdown_seconds + 5)
 
-
-def _stop_process(proc: subprocess.Popen[bytes], *, timeout: float) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

@@ -17,7 +17,7 @@ from store.db import Database
 from store.repositories import tenants
 from workflows import search_attributes as sa
 
-__all__ = ["DevLock", "dev_api_key", "port_in_use", "start_temporal_dev_server", "temporal_binary"]
+__all__ = ["DevLock", "dev_api_key", "port_in_use", "start_temporal_dev_server", "stop_process", "temporal_binary"]
 
 _SA_TYPES = {1: "Text", 2: "Keyword", 3: "Int", 4: "Double", 5: "Bool", 6: "Datetime", 7: "KeywordList"}
 
@@ -125,3 +125,14 @@ def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
     parent."""
     env = {**os.environ, **settings.as_environment(), "LETHE_WORKER_HEALTH_PORT": "0"}
     return subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], env=env, preexec_fn=_background_child)
+
+
+def stop_process(proc: subprocess.Popen[bytes], *, timeout: float) -> None:
+    """SIGTERM, then SIGKILL after `timeout` seconds; nothing when it has ended already."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

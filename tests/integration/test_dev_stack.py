@@ -273,6 +273,55 @@ def test_dev_stack_reports_a_postgres_crash_answers_503_and_starts_again(dev_env
         assert again.interrupt() == 0
 
 
+def _temporal_server(stack: DevStack) -> psutil.Process:
+    [server] = [p for p in stack.descendants() if p.cmdline()[1:3] == ["server", "start-dev"]]
+    return server
+
+
+def test_dev_stack_starts_temporal_again_when_it_dies(dev_env: dict[str, str]) -> None:
+    """SIGKILL on the Temporal dev server: lethe dev says so with its log, decorate and report keep answering,
+    the server comes back on the same data, and the lane runs what was said while it was away."""
+    stack = DevStack(dev_env)
+    try:
+        api_key = stack.field("API key")
+        body, status = stack.curl().rsplit("\n", 1)
+        assert status == "200", body
+        deadline = time.monotonic() + 30
+        while not _workflows(dev_env, 'WorkflowId STARTS_WITH "memory/"'):
+            assert time.monotonic() < deadline, "the memory's workflow never appeared in Temporal"
+            time.sleep(0.5)
+        tenant_id = _tenant_of(dev_env, api_key)
+        killed = _temporal_server(stack)
+        killed.kill()
+        killed.wait(timeout=10)
+        stack.wait_for_output("The Temporal dev server was killed by signal 9 (SIGKILL)")
+
+        url = f"http://127.0.0.1:{dev_env['LETHE_PORT']}/v1/memories/while-away"
+        auth = {"Authorization": f"Bearer {api_key}"}
+        chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Are you there?"}]}
+        decorated = httpx.post(f"{url}/decorate", json=chat, headers=auth, timeout=30)
+        assert decorated.status_code == 200, decorated.text
+        reply = {"choices": [{"message": {"role": "assistant", "content": "I am."}}]}
+        reported = httpx.post(f"{url}/report", headers=auth, timeout=30,
+                              json={"decorate_id": decorated.json()["decorate_id"], "response": reply})
+        assert reported.status_code == 200, reported.text
+
+        stack.wait_for_output("Temporal dev server started again", timeout=60)
+        assert _temporal_server(stack).pid != killed.pid
+        # The memory started before the kill is still there, and the one talked to meanwhile runs its lane.
+        assert _workflows(dev_env, f'WorkflowId = "memory/{tenant_id}/demo"')
+        deadline = time.monotonic() + 90
+        while not _workflows(dev_env, f'WorkflowId = "memory/{tenant_id}/while-away"') \
+                or _completed_activities(dev_env, f"memory/{tenant_id}/while-away") < 2:
+            assert time.monotonic() < deadline, f"the lane never ran what was said while Temporal was away:\n" \
+                                                f"{stack.output}"
+            time.sleep(0.5)
+        started = {p.pid for p in stack.descendants()} | {_postmaster_pid(dev_env)}
+    finally:
+        code = stack.interrupt()
+    _stopped_cleanly(stack, code, started)
+
+
 def test_dev_stack_starts_with_env_example_copied_to_env(dev_env: dict[str, str], tmp_path: Path) -> None:
     # `cp .env.example .env` then `make run`, as docs/deploy.md says: the stack starts and serves. Ports and
     # the data directory come from the environment, which wins over .env.
