@@ -116,12 +116,9 @@ def _workers(stack: DevStack) -> list[psutil.Process]:
     return [p for p in stack.descendants() if p.cmdline()[-2:] == ["cli.main", "worker"]]
 
 
-def _worker_restarts_while_the_gateway_answers(stack: DevStack, env: dict[str, str], api_key: str) -> None:
-    """Kill -9 the worker: decorate and report keep answering, a new worker starts, the lane catches up."""
-    [worker] = _workers(stack)
-    worker.kill()
-    worker.wait(timeout=10)
-    url = f"http://127.0.0.1:{env['LETHE_PORT']}/v1/memories/after-kill"
+def _one_turn(env: dict[str, str], api_key: str, memory_id: str) -> None:
+    """A decorate and its report, both answered 200."""
+    url = f"http://127.0.0.1:{env['LETHE_PORT']}/v1/memories/{memory_id}"
     auth = {"Authorization": f"Bearer {api_key}"}
     chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Still there?"}]}
     decorated = httpx.post(f"{url}/decorate", json=chat, headers=auth, timeout=30)
@@ -130,6 +127,23 @@ def _worker_restarts_while_the_gateway_answers(stack: DevStack, env: dict[str, s
     reported = httpx.post(f"{url}/report", json={"decorate_id": decorated.json()["decorate_id"], "response": reply},
                           headers=auth, timeout=30)
     assert reported.status_code == 200, reported.text
+
+
+def _memory_workflows(env: dict[str, str], timeout: float = 30) -> list[dict[str, object]]:
+    """The memories' workflows, once Temporal lists one."""
+    deadline = time.monotonic() + timeout
+    while not (found := _workflows(env, 'LetheTenant != "" AND WorkflowId STARTS_WITH "memory/"')):
+        assert time.monotonic() < deadline, "no memory's workflow appeared in Temporal"
+        time.sleep(0.5)
+    return found
+
+
+def _worker_restarts_while_the_gateway_answers(stack: DevStack, env: dict[str, str], api_key: str) -> None:
+    """Kill -9 the worker: decorate and report keep answering, a new worker starts, the lane catches up."""
+    [worker] = _workers(stack)
+    worker.kill()
+    worker.wait(timeout=10)
+    _one_turn(env, api_key, "after-kill")
     deadline = time.monotonic() + 30
     while not [p for p in _workers(stack) if p.pid != worker.pid]:
         assert time.monotonic() < deadline, "the worker was not started again"
@@ -149,8 +163,7 @@ def _stopped_cleanly(stack: DevStack, code: int, started: set[int]) -> None:
 
 
 def _tenant_of(env: dict[str, str], api_key: str) -> str:
-    found = _workflows(env, 'WorkflowId STARTS_WITH "memory/"')
-    return str(found[0]["execution"]["workflowId"]).split("/")[1]
+    return str(_memory_workflows(env)[0]["execution"]["workflowId"]).split("/")[1]
 
 
 def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_env: dict[str, str]) -> None:
@@ -166,10 +179,7 @@ def test_dev_stack_serves_curl_shows_workflow_stops_cleanly_and_keeps_data(dev_e
         assert second.returncode == 1 and "already running" in second.stdout
 
         deadline = time.monotonic() + 30
-        while not (found := _workflows(dev_env, 'LetheTenant != "" AND WorkflowId STARTS_WITH "memory/"')):
-            assert time.monotonic() < deadline, "the memory's workflow never appeared in Temporal"
-            time.sleep(0.5)
-        workflow_id = found[0]["execution"]["workflowId"]
+        workflow_id = _memory_workflows(dev_env)[0]["execution"]["workflowId"]
         assert workflow_id.endswith("/demo")
         # The worker (a process of its own) ran the lane's jobs for that decorate.
         while _completed_activities(dev_env, workflow_id) == 0:
@@ -286,25 +296,13 @@ def test_dev_stack_starts_temporal_again_when_it_dies(dev_env: dict[str, str]) -
         api_key = stack.field("API key")
         body, status = stack.curl().rsplit("\n", 1)
         assert status == "200", body
-        deadline = time.monotonic() + 30
-        while not _workflows(dev_env, 'WorkflowId STARTS_WITH "memory/"'):
-            assert time.monotonic() < deadline, "the memory's workflow never appeared in Temporal"
-            time.sleep(0.5)
         tenant_id = _tenant_of(dev_env, api_key)
         killed = _temporal_server(stack)
         killed.kill()
         killed.wait(timeout=10)
         stack.wait_for_output("The Temporal dev server was killed by signal 9 (SIGKILL)")
 
-        url = f"http://127.0.0.1:{dev_env['LETHE_PORT']}/v1/memories/while-away"
-        auth = {"Authorization": f"Bearer {api_key}"}
-        chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Are you there?"}]}
-        decorated = httpx.post(f"{url}/decorate", json=chat, headers=auth, timeout=30)
-        assert decorated.status_code == 200, decorated.text
-        reply = {"choices": [{"message": {"role": "assistant", "content": "I am."}}]}
-        reported = httpx.post(f"{url}/report", headers=auth, timeout=30,
-                              json={"decorate_id": decorated.json()["decorate_id"], "response": reply})
-        assert reported.status_code == 200, reported.text
+        _one_turn(dev_env, api_key, "while-away")
 
         stack.wait_for_output("Temporal dev server started again", timeout=60)
         assert _temporal_server(stack).pid != killed.pid
