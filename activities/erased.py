@@ -4,7 +4,8 @@ The erase deletes every row of the memory and terminates its workflow, but a job
 judge call and then writes for a memory that is gone (a foreign key violation, or a row not found). Nothing is
 lost, since the memory's data is meant to be gone; this turns that failure into a benign, final `MemoryErased`
 error, logged at info, instead of an error with a traceback in the worker's log after every erase of a busy
-memory. A failure while the memory still exists is raised as it was.
+memory. A failure while the memory still exists is raised as it was, unless it is a write pointing at the
+memory's old row (the memory was erased and one of the same name created since).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from store.repositories import lane
 
 __all__ = ["ErasedMeanwhile"]
 
+_FOREIGN_KEY_VIOLATION = "23503"
+
 
 def _memory_of(args: Any) -> MemoryRef | None:
     for arg in args:
@@ -29,6 +32,19 @@ def _memory_of(args: Any) -> MemoryRef | None:
         if isinstance(memory, MemoryRef):
             return memory
     return None
+
+
+def _lost_its_memory_row(failure: BaseException) -> bool:
+    """Whether the failure is a write pointing at a memory row that is gone. Row ids are never reused, so the
+    memory the job began with was erased, even when one of the same name has been created since."""
+    seen: BaseException | None = failure
+    while seen is not None:
+        for cause in (seen, getattr(seen, "orig", None)):  # SQLAlchemy keeps the driver's error in `orig`
+            if getattr(cause, "sqlstate", None) == _FOREIGN_KEY_VIOLATION and \
+                    str(getattr(cause, "constraint_name", "")).endswith("_memory_pk_fkey"):
+                return True
+        seen = seen.__cause__
+    return False
 
 
 class _Inbound(ActivityInboundInterceptor):
@@ -41,7 +57,7 @@ class _Inbound(ActivityInboundInterceptor):
             return await super().execute_activity(input)
         except Exception as failure:
             memory = _memory_of(input.args)
-            if memory is None or await self._exists(memory):
+            if memory is None or not await self._erased(memory, failure):
                 raise
             activity.logger.info("lane job ended: its memory was erased while it ran", extra={
                 "memory_id": memory.memory_id, "job": activity.info().activity_type})
@@ -49,6 +65,9 @@ class _Inbound(ActivityInboundInterceptor):
                 f"memory {memory.memory_id!r} was erased while {activity.info().activity_type} ran",
                 type=MEMORY_ERASED, non_retryable=True, category=ApplicationErrorCategory.BENIGN,
             ) from failure
+
+    async def _erased(self, memory: MemoryRef, failure: BaseException) -> bool:
+        return _lost_its_memory_row(failure) or not await self._exists(memory)
 
     async def _exists(self, memory: MemoryRef) -> bool:
         """Whether the memory is still there; True (the failure stands) when that cannot be read either."""

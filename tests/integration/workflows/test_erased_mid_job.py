@@ -89,13 +89,18 @@ def _ended_quietly(caplog: pytest.LogCaptureFixture) -> bool:
     return any("erased while it ran" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("named_again", [False, True], ids=["erased", "erased-and-named-again"])
 async def test_an_erase_during_a_job_leaves_no_error_in_the_worker_log(
-    settings: Settings, temporal_client: Client, caplog: pytest.LogCaptureFixture
+    settings: Settings, temporal_client: Client, caplog: pytest.LogCaptureFixture, named_again: bool
 ) -> None:
     caplog.set_level(logging.INFO)
     async with scoring_held(settings, temporal_client) as held:
         erased = await held.http.delete(f"/v1/memories/{MEMORY}", headers=held.auth)
         assert erased.status_code == 200, erased.text
+        if named_again:  # a new memory of the same name, as an agent that clears its session and goes on
+            again = await held.http.post(f"/v1/memories/{MEMORY}/decorate", json=_chat("Start over."),
+                                         headers=held.auth)
+            assert again.status_code == 200, again.text
         held.judge.go_on.set()  # the job writes its scores for a memory that is gone
 
         async def ended() -> bool:
