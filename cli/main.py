@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     except LetheError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         code = 1
+    except KeyboardInterrupt:
+        # Ctrl-C before a command's own handling is in place (lethe dev still starting): what it had started is
+        # stopped by then; a traceback would only say where the wait was.
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
     _leave(code)
     return code  # not reached
 

@@ -329,3 +329,22 @@ def test_dev_stack_starts_with_env_example_copied_to_env(dev_env: dict[str, str]
         assert stack.curl().rstrip().endswith("200")
     finally:
         assert stack.interrupt() == 0
+
+
+def test_ctrl_c_while_dev_is_starting_stops_what_it_started_without_a_traceback(dev_env: dict[str, str]) -> None:
+    proc = subprocess.Popen([str(BIN / "lethe"), "dev"], env=dev_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    pid_file = Path(dev_env["LETHE_DATA_DIR"]) / "postgres" / "postmaster.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists():  # Postgres is starting: the banner is seconds away
+        assert proc.poll() is None and time.monotonic() < deadline, "lethe dev never started Postgres"
+        time.sleep(0.05)
+    started = {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, output
+    assert "Traceback" not in output and output.rstrip().endswith("interrupted"), output
+    time.sleep(1)
+    alive = [pid for pid in started if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert alive == [], f"processes left running after Ctrl-C: {alive}"
+    assert not pid_file.exists()  # Postgres was stopped, not abandoned
