@@ -14,7 +14,8 @@ __all__ = ["CONTENT_LOGGERS", "JsonFormatter", "PlainFormatter", "configure_logg
 
 CONTENT_LOGGERS = ("openai", "httpx", "httpcore", "sqlalchemy.engine", "asyncpg", "uvicorn.error.body")
 
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+# `temporal_log` is the SDK core's own entry of a forwarded line: its fields are in the message already.
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "temporal_log"}
 
 
 def _trace_ids() -> dict[str, str]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 from pathlib import Path
 
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import TLSConfig
 
 from cli.converter import lethe_data_converter
@@ -14,7 +17,7 @@ from cli.telemetry import temporal_interceptors
 from config.groups import TemporalSettings
 from contracts.lane_names import ALL_ATTRIBUTES
 
-__all__ = ["connect_temporal", "register_search_attributes"]
+__all__ = ["connect_temporal", "register_search_attributes", "sdk_runtime"]
 
 
 def _tls(settings: TemporalSettings) -> TLSConfig | bool:
@@ -31,6 +34,17 @@ def _tls(settings: TemporalSettings) -> TLSConfig | bool:
     return settings.tls or settings.api_key is not None
 
 
+@functools.cache
+def sdk_runtime() -> Runtime:
+    """One per process, for every client and worker: the SDK core's own log lines (a poll retried while Temporal
+    is away, say) go through Python's logging, so they are JSON lines like every other in production, rather
+    than coloured text the core writes to stdout by itself."""
+    return Runtime(telemetry=TelemetryConfig(logging=LoggingConfig(
+        filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
+        forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core")),
+    )))
+
+
 async def connect_temporal(settings: TemporalSettings, *, lazy: bool = False) -> Client:
     """A client with the pydantic converter. `lazy` lets the gateway start while Temporal is down."""
     api_key = settings.api_key.get_secret_value() if settings.api_key else None
@@ -42,6 +56,7 @@ async def connect_temporal(settings: TemporalSettings, *, lazy: bool = False) ->
         data_converter=lethe_data_converter,
         interceptors=temporal_interceptors(),
         lazy=lazy,
+        runtime=sdk_runtime(),
     )
 
 
