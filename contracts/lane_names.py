@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 WORKFLOW_TYPE = "MemoryWorkflow"
-# Carries the newest outbox event number; the workflow reads the events themselves from Postgres.
+# Carries the newest outbox event number and the memory's row id; the workflow reads the events themselves from
+# Postgres.
 EVENTS_SIGNAL = "events"
 # An operator asks the lane to run a parked job again: (seq, event kind, job's activity name).
 RETRY_SIGNAL = "retry_parked"

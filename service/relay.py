@@ -120,7 +120,8 @@ class OutboxRelay(BackgroundLoop):
 
     async def _signal(self, item: outbox.PendingDelivery) -> None:
         await signal_memory(self.client, task_queue=self.task_queue, tenant_id=item.tenant_id,
-                            memory_id=item.memory_id, signal=names.EVENTS_SIGNAL, args=[item.newest_seq])
+                            memory_id=item.memory_id, signal=names.EVENTS_SIGNAL,
+                            args=[item.newest_seq, item.memory_pk])
 
 
 async def signal_memory(client: TemporalClient, *, task_queue: str, tenant_id: str, memory_id: str, signal: str,

@@ -72,11 +72,22 @@ class MemoryWorkflow:
         self.ahead_task: asyncio.Task[None] | None = None
         # The idle gate's timer (issue #37): off for histories recorded before it.
         self.idle = False
+        # A new memory under this name (its row id, its newest event), once one has signalled.
+        self.reborn: tuple[int, int] | None = None
 
     @workflow.signal(name=EVENTS_SIGNAL)
-    def events(self, newest_seq: int) -> None:
+    def events(self, newest_seq: int, memory_pk: int | None = None) -> None:
         # Only the newest number matters: a burst of calls collapses into one wake-up, and an old
         # number (a resend after an outage) is simply ignored.
+        if memory_pk is not None and memory_pk != self.state.memory_pk:
+            if self.state.memory_pk is None:
+                self.state.memory_pk = memory_pk
+            else:
+                # The memory was erased while Temporal was away (so this workflow was not ended) and has been
+                # created again: its numbers start over. The lane starts over with them, in a new run.
+                seen = self.reborn[1] if self.reborn and self.reborn[0] == memory_pk else 0
+                self.reborn = (memory_pk, max(seen, newest_seq))
+                return
         if newest_seq > self.state.known_seq:
             self.state.known_seq = newest_seq
 
@@ -108,7 +119,10 @@ class MemoryWorkflow:
                 idle_due(self.state.status, self.state.idle_done_for) if self.idle else None,
             )
             deadline_passed = await self.timer.wait(
-                lambda: self._has_work() or bool(self.state.retries) or self._should_continue())
+                lambda: self._has_work() or bool(self.state.retries) or self._should_continue()
+                or self.reborn is not None)
+            if self.reborn is not None:
+                await self._continue_as_new(params)
             if deadline_passed:
                 await self._on_deadline()
             if self._has_work():
@@ -116,11 +130,19 @@ class MemoryWorkflow:
             if self.state.retries:
                 await self._run_retries()
             if self._should_continue():
-                # Handlers finish first so no signal is lost between this run and the next; a walk being
-                # prepared ahead finishes too (the next run prepares again for what came meanwhile).
-                self.stopping = True
-                await workflow.wait_condition(lambda: workflow.all_handlers_finished() and not self.ahead_busy)
-                workflow.continue_as_new(MemoryWorkflowInput(params.tenant_id, params.memory_id, self.state))
+                await self._continue_as_new(params)
+
+    async def _continue_as_new(self, params: MemoryWorkflowInput) -> None:
+        # Handlers finish first so no signal is lost between this run and the next; a walk being prepared ahead
+        # finishes too (the next run prepares again for what came meanwhile).
+        self.stopping = True
+        await workflow.wait_condition(lambda: workflow.all_handlers_finished() and not self.ahead_busy)
+        state = self.state
+        if self.reborn is not None:
+            # Nothing of the erased memory is left to run: the new one's lane begins at its first event.
+            pk, newest = self.reborn
+            state = LaneState(known_seq=newest, memory_pk=pk)
+        workflow.continue_as_new(MemoryWorkflowInput(params.tenant_id, params.memory_id, state))
 
     async def _recall_ahead(self) -> None:
         """Beside the lane: after each announced event, the walk for the next user message (prepare_recall

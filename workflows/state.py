@@ -32,6 +32,9 @@ class LaneState:
     idle_done_for: datetime | None = None
     # Parked jobs an operator asked to run again, in the order asked: (seq, event kind, job).
     retries: list[tuple[int, str, str]] = field(default_factory=list)
+    # The row id of the memory these events belong to, from the first signal that names it: a memory erased and
+    # created again under the same name has a new one, and its event numbers start over.
+    memory_pk: int | None = None
 
 
 @dataclass(frozen=True)
