@@ -36,11 +36,15 @@ from providers.embedder import Embedder
 from providers.judge import EntityMention, FactClaim, Judge
 from providers.usage import UsageScope
 from store.db import Database, StoreSession
-from store.repositories import graph, lane, search, users, vectors
+from store.repositories import graph, lane, memories, search, users, vectors
 
 __all__ = ["GraphActivities", "check_language"]
 
 BATCH = 50
+
+
+class _Superseded(Exception):  # noqa: N818 - not an error: the fact's integration is undone, nothing is lost
+    """The fact was integrated by another attempt, or erased, while this one asked the judge."""
 _LANGUAGE = re.compile(r"^[a-z_]{1,63}$")
 
 
@@ -94,31 +98,47 @@ class GraphActivities:
                 activity.heartbeat(done)
 
     async def _integrate_one(self, tenant_id: str, pk: int, fact_id: int, scope: UsageScope) -> int:
-        async with self.db.session() as session, session.begin():
-            fact = await graph.lock_fact(session, tenant_id=tenant_id, memory_pk=pk, fact_id=fact_id)
-            if fact is None:
-                return 0
-            note_v, subject_v, object_v = await self.embedder.embed([fact.note, fact.subject, fact.object],
-                                                                    scope=scope)
-            origin = fact.key.split(":", 1)[0]
-            subject_id, subject = await self._resolve(session, tenant_id, pk, fact, fact.subject, subject_v,
-                                                      origin, scope)
-            object_id, obj = await self._resolve(session, tenant_id, pk, fact, fact.object, object_v, origin, scope)
-            related = await graph.related_facts(session, tenant_id=tenant_id, memory_pk=pk,
-                                                entity_ids=[subject_id, object_id], vector=note_v)
-            if related:
-                new = FactClaim(fact.note, subject, obj, fact.milestone)
-                verdicts = await self.judge.judge_contradiction(
-                    [(FactClaim(r.note, r.subject, r.object, r.milestone), new) for r in related], scope=scope)
-                judged = [Judged(Claim(r.key, r.source, r.conflict_with, r.kind, r.settled_by is not None),
-                                 Relation(v.relation.value), v.score)
-                          for r, v in zip(related, verdicts, strict=True)]
-                action = plan_fact(Claim(fact.key, fact.source, kind=fact.kind), judged)
-                await graph.apply_action(session, tenant_id=tenant_id, memory_pk=pk, fact=fact, action=action)
-            await graph.mark_integrated(session, tenant_id=tenant_id, fact_id=fact.id, subject_id=subject_id,
-                                        object_id=object_id, vector=note_v, language=self.language, at=fact.at)
-        return 1
+        try:
+            async with self.db.session() as session, session.begin():
+                return await self._integrate_in(session, tenant_id, pk, fact_id, scope)
+        except _Superseded:
+            return 0  # rolled back: integrated by an attempt that ran beside this one, or erased
 
+    async def _integrate_in(self, session: StoreSession, tenant_id: str, pk: int, fact_id: int,
+                            scope: UsageScope) -> int:
+        # The judge is asked with no lock held. Then the memory's row is locked, and only then the fact's, the
+        # order in which a forget or a correction of the fact takes them: taking the fact's first, the lane held
+        # it while waiting for the memory's row that such an edit held while waiting for the fact (a deadlock),
+        # and the edit, with every decorate of the memory behind it, waited out the judge's calls.
+        fact = await graph.pending_fact(session, tenant_id=tenant_id, memory_pk=pk, fact_id=fact_id)
+        if fact is None:
+            return 0
+        note_v, subject_v, object_v = await self.embedder.embed([fact.note, fact.subject, fact.object], scope=scope)
+        origin = fact.key.split(":", 1)[0]
+        subject_id, subject = await self._resolve(session, tenant_id, pk, fact, fact.subject, subject_v, origin,
+                                                  scope)
+        object_id, obj = await self._resolve(session, tenant_id, pk, fact, fact.object, object_v, origin, scope)
+        related = await graph.related_facts(session, tenant_id=tenant_id, memory_pk=pk,
+                                            entity_ids=[subject_id, object_id], vector=note_v)
+        action = None
+        if related:
+            new = FactClaim(fact.note, subject, obj, fact.milestone)
+            verdicts = await self.judge.judge_contradiction(
+                [(FactClaim(r.note, r.subject, r.object, r.milestone), new) for r in related], scope=scope)
+            judged = [Judged(Claim(r.key, r.source, r.conflict_with, r.kind, r.settled_by is not None),
+                             Relation(v.relation.value), v.score)
+                      for r, v in zip(related, verdicts, strict=True)]
+            action = plan_fact(Claim(fact.key, fact.source, kind=fact.kind), judged)
+        if not await memories.lock_memory_row(session, tenant_id=tenant_id, memory_pk=pk):
+            raise _Superseded
+        in_force = await graph.lock_pending(session, tenant_id=tenant_id, memory_pk=pk, fact_id=fact.id)
+        if in_force is None:
+            raise _Superseded
+        if action is not None and in_force:  # a claim forgotten or corrected meanwhile retires nothing
+            await graph.apply_action(session, tenant_id=tenant_id, memory_pk=pk, fact=fact, action=action)
+        await graph.mark_integrated(session, tenant_id=tenant_id, fact_id=fact.id, subject_id=subject_id,
+                                    object_id=object_id, vector=note_v, language=self.language, at=fact.at)
+        return 1
     async def _resolve(
         self, session: StoreSession, tenant_id: str, pk: int, fact: graph.FactView, name: str, vector: object,
         origin: str, scope: UsageScope,

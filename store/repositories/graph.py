@@ -31,8 +31,9 @@ __all__ = [
     "entity_by_alias",
     "entity_candidates",
     "graph_counts",
-    "lock_fact",
+    "lock_pending",
     "mark_integrated",
+    "pending_fact",
     "related_facts",
     "rename_entity",
     "unintegrated_facts",
@@ -92,16 +93,29 @@ async def unintegrated_facts(session: AsyncSession, *, tenant_id: str, memory_pk
     return list(rows.scalars())
 
 
-async def lock_fact(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_id: int) -> FactView | None:
-    """The fact, locked, if it still waits for integration (a retry that lost a race finds None)."""
+def _pending(tenant_id: str, memory_pk: int, fact_id: int) -> Any:
+    return and_(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id == fact_id,
+                FactRow.integrated_at.is_(None))
+
+
+async def pending_fact(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_id: int) -> FactView | None:
+    """The fact, if it still waits for integration (a retry that lost a race finds None). Read without a lock:
+    the lane asks its judge holding none, then takes its locks with `lock_pending`."""
     row = (await session.execute(
         select(FactRow.id, FactRow.fact_key, FactRow.note, FactRow.subject, FactRow.object, FactRow.milestone,
                FactRow.source, FactRow.at, FactRow.conflict_with, FactRow.kind, FactRow.settled_by)
-        .where(FactRow.tenant_id == tenant_id, FactRow.memory_pk == memory_pk, FactRow.id == fact_id,
-               FactRow.integrated_at.is_(None))
-        .with_for_update()
+        .where(_pending(tenant_id, memory_pk, fact_id))
     )).one_or_none()
     return None if row is None else FactView(*row)
+
+
+async def lock_pending(session: AsyncSession, *, tenant_id: str, memory_pk: int, fact_id: int) -> bool | None:
+    """Lock the fact once the memory's row is locked: whether it is still in force (False when it was forgotten,
+    corrected or merged meanwhile), or None when it is integrated already or gone."""
+    return (await session.execute(
+        select(and_(FactRow.retired_at.is_(None), FactRow.merged_into.is_(None)))
+        .where(_pending(tenant_id, memory_pk, fact_id)).with_for_update()
+    )).scalar_one_or_none()
 
 
 async def entity_by_alias(

@@ -20,6 +20,7 @@ __all__ = [
     "get_memory",
     "latest_decoration",
     "lock_memory",
+    "lock_memory_row",
     "mark_reported",
     "owe_sleep",
     "reread_version",
@@ -37,6 +38,15 @@ _NAMED = (
 )
 _LOCKING = _NAMED.with_for_update(key_share=True)
 _LOCKING_TO_DELETE = _NAMED.with_for_update()  # the lock a delete of the row takes (erase_memory)
+
+
+async def lock_memory_row(session: AsyncSession, *, tenant_id: str, memory_pk: int) -> bool:
+    """`lock_memory`'s lock, by row id, for a lane job about to change rows the hot path changes too (facts),
+    so both take the memory's row before those rows; False when the row is gone (the memory erased)."""
+    return (await session.execute(
+        select(MemoryRow.id).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory_pk)
+        .with_for_update(key_share=True)
+    )).scalar_one_or_none() is not None
 
 
 async def lock_memory(
