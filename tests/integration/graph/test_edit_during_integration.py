@@ -14,8 +14,7 @@ from temporalio.client import Client
 from cli.worker import build_judge
 from config.settings import Settings
 from providers.judge import ContradictionVerdict, FactClaim, Judge
-from tests.integration.conftest import ADMIN_TOKEN
-from tests.integration.workflows.lane_support import scalar
+from tests.integration.workflows.lane_support import http_tenant, scalar
 from tests.support import eventually, memory_with_a_turn, serving
 
 MEMORY = "edited"
@@ -44,9 +43,7 @@ async def test_a_fact_forgotten_while_the_lane_judges_it_is_forgotten_at_once_an
     judge = HeldContradiction(build_judge(settings.models))
     async with serving(settings, temporal_client, "edited", judge=judge) as running:
         http, db = running.http, running.db
-        made = await http.post("/v1/admin/tenants", json={"name": "edited"},
-                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
-        tenant_id, key = made.json()["tenant_id"], made.json()["api_key"]
+        tenant_id, key = await http_tenant(http)
         auth = {"Authorization": f"Bearer {key}"}
         try:
             await memory_with_a_turn(http, key, MEMORY)

@@ -22,11 +22,9 @@ from engine.cutting import BoundaryScores
 from providers.judge import Judge
 from store.db import Database
 from store.repositories import memories
-from tests.integration.conftest import ADMIN_TOKEN
-from tests.integration.workflows.lane_support import scalar
+from tests.integration.workflows.lane_support import http_tenant, scalar
 from tests.support import eventually, serving
 
-ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 MEMORY = "erased-mid-job"
 
 
@@ -67,8 +65,8 @@ async def scoring_held(settings: Settings, temporal_client: Client) -> AsyncIter
     async with serving(settings, temporal_client, "erased", judge=judge) as running:
         http = running.http
         try:
-            made = await http.post("/v1/admin/tenants", json={"name": "erased-mid-job"}, headers=ADMIN)
-            auth = {"Authorization": f"Bearer {made.json()['api_key']}"}
+            tenant_id, key = await http_tenant(http)
+            auth = {"Authorization": f"Bearer {key}"}
             first = await http.post(f"/v1/memories/{MEMORY}/decorate", json=_chat("Book the venue."), headers=auth)
             reply = {"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": "Booked for Friday."}}]}
@@ -80,7 +78,7 @@ async def scoring_held(settings: Settings, temporal_client: Client) -> AsyncIter
                                      json=_chat("Book the venue.", "Booked for Friday.", "And the caterer?"))
             assert second.status_code == 200, second.text
             await asyncio.wait_for(judge.begun.wait(), timeout=60)
-            yield Scoring(http, auth, made.json()["tenant_id"], judge, running.db)
+            yield Scoring(http, auth, tenant_id, judge, running.db)
         finally:
             judge.go_on.set()  # nothing left waiting when the worker shuts down
 

@@ -19,7 +19,7 @@ from config.settings import Settings
 from engine.cutting import BoundaryScores
 from providers.judge import Judge
 from tests.integration.conftest import ADMIN_TOKEN
-from tests.integration.workflows.lane_support import scalar
+from tests.integration.workflows.lane_support import http_tenant, scalar
 from tests.support import eventually, serving
 
 LETHE = str(Path(sys.executable).parent / "lethe")
@@ -57,8 +57,7 @@ async def test_a_parked_job_is_listed_and_retried_until_resolved(
         def lethe(*args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run([LETHE, "jobs", *args], env=env, capture_output=True, text=True, timeout=60)
 
-        made = await http.post("/v1/admin/tenants", json={"name": "parked"}, headers=ADMIN)
-        tenant_id, key = made.json()["tenant_id"], made.json()["api_key"]
+        tenant_id, key = await http_tenant(http)
         auth = {"Authorization": f"Bearer {key}"}
         first = await http.post("/v1/memories/flaky/decorate", json=_chat("Book the venue."), headers=auth)
         reply = {"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
