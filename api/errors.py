@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.errors import (
+    ConcurrentChange,
     Conflict,
     IllegalTransition,
     InvalidInput,
@@ -37,6 +38,7 @@ STATUS: dict[type[LetheError], int] = {
     PayloadTooLarge: 413,
     OverCeiling: 413,
     ServiceUnavailable: 503,
+    ConcurrentChange: 503,  # with Retry-After: the same call again goes through
     IllegalTransition: 409,
     ProviderError: 502,
     UpstreamError: 502,  # the provider's own status, when it sent one (see `_response`)

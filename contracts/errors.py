@@ -18,6 +18,7 @@ It lives in `contracts/` because every layer may import it and it imports nothin
 from __future__ import annotations
 
 __all__ = [
+    "ConcurrentChange",
     "Conflict",
     "IllegalTransition",
     "InvalidInput",
@@ -98,6 +99,15 @@ class ServiceUnavailable(LetheError):
     def __init__(self, message: str, *, retry_after: int = 5) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class ConcurrentChange(ServiceUnavailable):
+    """Postgres broke a deadlock or a serialization conflict with another transaction on the same rows (the
+    memory's lane, say) by failing this one: nothing of it was kept, and the same call again goes through."""
+
+    def __init__(self, message: str = "a concurrent change of the same memory collided with this call; nothing "
+                                      "was changed, send it again", *, retry_after: int = 1) -> None:
+        super().__init__(message, retry_after=retry_after)
 
 
 class RateLimited(LetheError):

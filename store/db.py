@@ -13,7 +13,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 
-from contracts.errors import ServiceUnavailable
+from contracts.errors import ConcurrentChange, ServiceUnavailable
 from store import nul, rls
 
 __all__ = ["Database", "StoreSession", "bind_tenant", "current_tenant", "system_scope"]
@@ -47,12 +47,12 @@ def _unavailable(sqlstate: str | None) -> bool:
     return bool(sqlstate) and (sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03", "53300"))
 
 
-# Deadlock detected, serialization failure: the transaction was rolled back whole and may simply run again.
 def _replace_if_closed(dbapi_connection: Any, record: Any, proxy: Any) -> None:
     if dbapi_connection.driver_connection.is_closed():
         raise DisconnectionError("the server closed this connection")
 
 
+# Deadlock detected, serialization failure: the transaction was rolled back whole and may simply run again.
 _RETRYABLE = ("40P01", "40001")
 T = TypeVar("T")
 # The session every repository function takes: callers name it through the store, never SQLAlchemy.
@@ -121,8 +121,11 @@ class Database:
             raise ServiceUnavailable("every database connection is busy: the gateway is over capacity",
                                      retry_after=2) from exc
         except DBAPIError as exc:
-            if exc.connection_invalidated or _unavailable(getattr(exc.orig, "sqlstate", None)):
+            sqlstate = getattr(exc.orig, "sqlstate", None)
+            if exc.connection_invalidated or _unavailable(sqlstate):
                 raise ServiceUnavailable("the database connection was lost") from exc
+            if sqlstate in _RETRYABLE:
+                raise ConcurrentChange() from exc  # a 503 the caller may simply send again, not a 500
             raise
 
     async def transact(self, work: Callable[[AsyncSession], Awaitable[T]], *, attempts: int = 3) -> T:
@@ -132,8 +135,8 @@ class Database:
             try:
                 async with self.session() as session, session.begin():
                     return await work(session)
-            except DBAPIError as exc:
-                if attempt == attempts or getattr(exc.orig, "sqlstate", None) not in _RETRYABLE:
+            except ConcurrentChange:
+                if attempt == attempts:
                     raise
         raise AssertionError("unreachable")
 

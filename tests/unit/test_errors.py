@@ -21,3 +21,13 @@ def test_error_body_names_the_field() -> None:
 def test_field_path_reads_like_the_json() -> None:
     assert field_path(("body", "messages", 2, "tool_calls", 0, "id")) == "messages[2].tool_calls[0].id"
     assert field_path(("input",)) == "input"
+
+
+def test_a_concurrent_change_is_a_503_to_send_again() -> None:
+    import json
+
+    from api.errors import _response
+
+    response = _response(errors.ConcurrentChange())
+    assert (response.status_code, response.headers["Retry-After"]) == (503, "1")
+    assert json.loads(bytes(response.body))["error"]["type"] == "service_unavailable"
