@@ -17,7 +17,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from contracts.lane_names import MEMORY_ERASED
-from contracts.lane_types import MemoryRef
+from contracts.lane_types import IdleInput, JobInput, MemoryRef, SleepInput
 from store.db import Database
 from store.repositories import lane
 
@@ -27,10 +27,11 @@ _FOREIGN_KEY_VIOLATION = "23503"
 
 
 def _memory_of(args: Any) -> MemoryRef | None:
+    """The memory of a job's input. The lane's bookkeeping (read, record, park events) is left alone: the
+    workflow does not catch its failures, and it finds an erased memory's rows gone without failing."""
     for arg in args:
-        memory = getattr(arg, "memory", None)
-        if isinstance(memory, MemoryRef):
-            return memory
+        if isinstance(arg, JobInput | SleepInput | IdleInput):
+            return arg.memory
     return None
 
 
