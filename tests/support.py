@@ -153,3 +153,24 @@ async def serving(settings: Settings, temporal_client: Client, queue: str, *, ju
                 yield Serving(mine, db, http)
         finally:
             await app_db.dispose()
+
+
+class HeldJudge:
+    """A judge whose `held` call, once begun (`begun` is set), waits for `go_on`; every other call goes straight
+    through. For a test that acts while the lane is inside that call."""
+
+    def __init__(self, judge: Any, held: str) -> None:
+        self._judge, self._held = judge, held
+        self.begun, self.go_on = asyncio.Event(), asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self._judge, name)
+        if name != self._held:
+            return call
+
+        async def held(*args: Any, **kw: Any) -> Any:
+            self.begun.set()
+            await self.go_on.wait()
+            return await call(*args, **kw)
+
+        return held

@@ -5,42 +5,22 @@ lane), and a claim forgotten meanwhile retires nothing; on the real Temporal dev
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import text
 from temporalio.client import Client
 
 from cli.worker import build_judge
 from config.settings import Settings
-from providers.judge import ContradictionVerdict, FactClaim, Judge
 from tests.integration.workflows.lane_support import http_tenant, scalar
-from tests.support import eventually, memory_with_a_turn, serving
+from tests.support import HeldJudge, eventually, memory_with_a_turn, serving
 
 MEMORY = "edited"
-
-
-class HeldContradiction:
-    """The configured judge, whose contradiction judgment waits for `go_on` once it has begun (`begun`)."""
-
-    def __init__(self, judge: Judge) -> None:
-        self._judge = judge
-        self.begun, self.go_on = asyncio.Event(), asyncio.Event()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._judge, name)
-
-    async def judge_contradiction(self, pairs: Sequence[tuple[FactClaim, FactClaim]], **kw: Any
-                                  ) -> list[ContradictionVerdict]:
-        self.begun.set()
-        await self.go_on.wait()
-        return await self._judge.judge_contradiction(pairs, **kw)
 
 
 async def test_a_fact_forgotten_while_the_lane_judges_it_is_forgotten_at_once_and_retires_nothing(
     settings: Settings, temporal_client: Client
 ) -> None:
-    judge = HeldContradiction(build_judge(settings.models))
+    judge = HeldJudge(build_judge(settings.models), "judge_contradiction")
     async with serving(settings, temporal_client, "edited", judge=judge) as running:
         http, db = running.http, running.db
         tenant_id, key = await http_tenant(http)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -18,30 +18,12 @@ from temporalio.client import Client
 from cli.worker import build_judge
 from config.settings import Settings
 from contracts.lane_names import MEMORY_ERASED, workflow_id
-from engine.cutting import BoundaryScores
-from providers.judge import Judge
 from store.db import Database
 from store.repositories import memories
 from tests.integration.workflows.lane_support import http_tenant, scalar
-from tests.support import eventually, serving
+from tests.support import HeldJudge, eventually, serving
 
 MEMORY = "erased-mid-job"
-
-
-class HeldScoring:
-    """The configured judge, whose boundary scoring waits for `go_on` once it has begun (`begun`)."""
-
-    def __init__(self, judge: Judge) -> None:
-        self._judge = judge
-        self.begun, self.go_on = asyncio.Event(), asyncio.Event()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._judge, name)
-
-    async def score_boundaries(self, units: Sequence[str], **kw: Any) -> list[BoundaryScores]:
-        self.begun.set()
-        await self.go_on.wait()
-        return await self._judge.score_boundaries(units, **kw)
 
 
 @dataclass
@@ -49,7 +31,7 @@ class Scoring:
     http: httpx.AsyncClient
     auth: dict[str, str]
     tenant_id: str
-    judge: HeldScoring
+    judge: HeldJudge
     db: Database  # the deployment's own database, as its owner
 
 
@@ -61,7 +43,7 @@ def _chat(*contents: str) -> dict[str, Any]:
 @asynccontextmanager
 async def scoring_held(settings: Settings, temporal_client: Client) -> AsyncIterator[Scoring]:
     """A deployment of the test's own whose memory has a closed turn, its scoring held after it began."""
-    judge = HeldScoring(build_judge(settings.models))
+    judge = HeldJudge(build_judge(settings.models), "score_boundaries")
     async with serving(settings, temporal_client, "erased", judge=judge) as running:
         http = running.http
         try:
