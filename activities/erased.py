@@ -18,12 +18,10 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from contracts.lane_names import MEMORY_ERASED
 from contracts.lane_types import IdleInput, JobInput, MemoryRef, SleepInput
-from store.db import Database
+from store.db import Database, points_at_a_gone_memory
 from store.repositories import lane
 
 __all__ = ["ErasedMeanwhile"]
-
-_FOREIGN_KEY_VIOLATION = "23503"
 
 
 def _memory_of(args: Any) -> MemoryRef | None:
@@ -33,19 +31,6 @@ def _memory_of(args: Any) -> MemoryRef | None:
         if isinstance(arg, JobInput | SleepInput | IdleInput):
             return arg.memory
     return None
-
-
-def _lost_its_memory_row(failure: BaseException) -> bool:
-    """Whether the failure is a write pointing at a memory row that is gone. Row ids are never reused, so the
-    memory the job began with was erased, even when one of the same name has been created since."""
-    seen: BaseException | None = failure
-    while seen is not None:
-        for cause in (seen, getattr(seen, "orig", None)):  # SQLAlchemy keeps the driver's error in `orig`
-            if getattr(cause, "sqlstate", None) == _FOREIGN_KEY_VIOLATION and \
-                    str(getattr(cause, "constraint_name", "")).endswith("_memory_pk_fkey"):
-                return True
-        seen = seen.__cause__
-    return False
 
 
 class _Inbound(ActivityInboundInterceptor):
@@ -68,7 +53,7 @@ class _Inbound(ActivityInboundInterceptor):
             ) from failure
 
     async def _erased(self, memory: MemoryRef, failure: BaseException) -> bool:
-        return _lost_its_memory_row(failure) or not await self._exists(memory)
+        return points_at_a_gone_memory(failure) or not await self._exists(memory)
 
     async def _exists(self, memory: MemoryRef) -> bool:
         """Whether the memory is still there; True (the failure stands) when that cannot be read either."""

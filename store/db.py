@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from contracts.errors import ConcurrentChange, ServiceUnavailable
 from store import nul, rls
 
-__all__ = ["Database", "StoreSession", "bind_tenant", "current_tenant", "system_scope"]
+__all__ = ["Database", "StoreSession", "bind_tenant", "current_tenant", "points_at_a_gone_memory", "system_scope"]
 
 _SET_TENANT = text(f"SELECT set_config('{rls.SETTING}', :tenant, true)")
 
@@ -41,6 +41,20 @@ def system_scope() -> Iterator[None]:
         current_tenant.reset(token)
 
 
+def points_at_a_gone_memory(failure: BaseException) -> bool:
+    """Whether the failure (or one of its causes) is a write pointing at a memory row that no longer exists: a
+    foreign key violation on a `*_memory_pk_fkey`. Row ids are never reused, so that memory was erased, even when
+    one of the same name has been created since."""
+    seen: BaseException | None = failure
+    while seen is not None:
+        for cause in (seen, getattr(seen, "orig", None)):  # SQLAlchemy keeps the driver's error in `orig`
+            if getattr(cause, "sqlstate", None) == _FOREIGN_KEY_VIOLATION and \
+                    str(getattr(cause, "constraint_name", "")).endswith("_memory_pk_fkey"):
+                return True
+        seen = seen.__cause__
+    return False
+
+
 def _unavailable(sqlstate: str | None) -> bool:
     """Postgres going away or not there yet: connection errors (class 08), shutting down or starting up
     (57P01-57P03), too many connections (53300). The caller should retry; nothing was done."""
@@ -54,6 +68,7 @@ def _replace_if_closed(dbapi_connection: Any, record: Any, proxy: Any) -> None:
 
 # Deadlock detected, serialization failure: the transaction was rolled back whole and may simply run again.
 _RETRYABLE = ("40P01", "40001")
+_FOREIGN_KEY_VIOLATION = "23503"
 T = TypeVar("T")
 # The session every repository function takes: callers name it through the store, never SQLAlchemy.
 StoreSession = AsyncSession
