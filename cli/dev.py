@@ -18,7 +18,7 @@ from pathlib import Path
 import uvicorn
 from pydantic import SecretStr
 
-from cli.devstack import DevLock, dev_api_key, port_in_use, start_worker, stop_process
+from cli.devstack import DevLock, RestartPause, dev_api_key, port_in_use, start_worker, stop_process
 from cli.gateway import build_app
 from cli.postgres_watch import PostgresWatch
 from cli.temporal import connect_temporal, register_search_attributes
@@ -57,11 +57,11 @@ def _busy_ports(settings: Settings) -> list[str]:
     return [name for name, (h, p) in wanted.items() if port_in_use(h if h != "0.0.0.0" else "127.0.0.1", p)]
 
 
-async def _wait_for_temporal(settings: Settings, proc: subprocess.Popen[bytes], log_file: Path):  # type: ignore[no-untyped-def]
+async def _wait_for_temporal(settings: Settings, watch: TemporalWatch):  # type: ignore[no-untyped-def]
+    proc = watch.start()
     for _ in range(120):
         if proc.poll() is not None:
-            tail = log_file.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"the Temporal dev server exited ({proc.returncode}):\n{tail}")
+            raise RuntimeError(f"the Temporal dev server exited ({proc.returncode}):\n{watch.log_tail()}")
         try:
             return await connect_temporal(settings.temporal)
         except RuntimeError:
@@ -162,7 +162,7 @@ async def _run_stack(settings: Settings, data_dir: Path, running: _Running) -> i
     settings = _dev_settings(settings, url, data_dir, admin_token)
     temporal_log = data_dir / "temporal.log"
     running.temporal = TemporalWatch(settings, temporal_log)
-    client = await _wait_for_temporal(settings, running.temporal.start(), temporal_log)
+    client = await _wait_for_temporal(settings, running.temporal)
     await register_search_attributes(client, settings.temporal.namespace)
     db = Database(url, pool_size=2)
     _, api_key = await dev_api_key(db, data_dir)
@@ -212,9 +212,9 @@ async def _serve(settings: Settings, running: _Running, banner: str) -> int:
 class WorkerSupervisor:
     """Runs `lethe worker` and starts it again whenever it exits, until `stop` is set.
 
-    The wait between restarts doubles while the worker keeps dying at once (1 s up to 30 s), and starts over
-    once it has stayed up a minute. The lane loses nothing meanwhile: its events wait in the outbox and in
-    Temporal until a worker takes them.
+    The wait between restarts is `RestartPause`'s: it doubles while the worker keeps dying at once (1 s up to
+    30 s), and starts over once it has stayed up a minute. The lane loses nothing meanwhile: its events wait in
+    the outbox and in Temporal until a worker takes them.
     """
 
     def __init__(self, settings: Settings, stop: asyncio.Event) -> None:
@@ -222,7 +222,7 @@ class WorkerSupervisor:
         self.proc: subprocess.Popen[bytes] | None = None
 
     async def run(self) -> None:
-        backoff = 1.0
+        restarts = RestartPause()
         while not self.stop.is_set():
             self.proc = start_worker(self.settings)
             print(f"worker started (pid {self.proc.pid})", flush=True)
@@ -230,13 +230,12 @@ class WorkerSupervisor:
             code = await asyncio.to_thread(self.proc.wait)
             if self.stop.is_set():
                 return
-            backoff = 1.0 if time.monotonic() - started > 60 else backoff
-            print(f"the worker exited with status {code}; starting it again in {backoff:g} s", flush=True)
+            pause = restarts.after_death(time.monotonic() - started)
+            print(f"the worker exited with status {code}; starting it again in {pause:g} s", flush=True)
             try:
-                await asyncio.wait_for(self.stop.wait(), timeout=backoff)
+                await asyncio.wait_for(self.stop.wait(), timeout=pause)
             except TimeoutError:
                 pass
-            backoff = min(backoff * 2, 30.0)
 
     def stop_worker(self) -> None:
         self.stop.set()

@@ -17,7 +17,10 @@ from store.db import Database
 from store.repositories import tenants
 from workflows import search_attributes as sa
 
-__all__ = ["DevLock", "dev_api_key", "port_in_use", "start_temporal_dev_server", "stop_process", "temporal_binary"]
+__all__ = [
+    "DevLock", "RestartPause", "dev_api_key", "port_in_use", "start_temporal_dev_server", "stop_process",
+    "temporal_binary",
+]
 
 _SA_TYPES = {1: "Text", 2: "Keyword", 3: "Int", 4: "Double", 5: "Bool", 6: "Datetime", 7: "KeywordList"}
 
@@ -136,3 +139,24 @@ def stop_process(proc: subprocess.Popen[bytes], *, timeout: float) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# A process up this long had started fine: its next death starts the pauses, and the count, over.
+_STAYED_UP_SECONDS = 60.0
+_LONGEST_PAUSE_SECONDS = 30.0
+
+
+class RestartPause:
+    """The wait before starting again a process `lethe dev` runs (the worker, the Temporal dev server) that died:
+    `first` seconds, doubling up to 30 s while it keeps dying within a minute of its start, and `first` again
+    once it stayed up that long. `quick_deaths` counts those deaths in a row."""
+
+    def __init__(self, first: float = 1.0) -> None:
+        self.first, self._next, self.quick_deaths = first, first, 0
+
+    def after_death(self, up_seconds: float) -> float:
+        if up_seconds >= _STAYED_UP_SECONDS:
+            self._next, self.quick_deaths = self.first, 0
+        self.quick_deaths += 1
+        pause, self._next = self._next, min(self._next * 2, _LONGEST_PAUSE_SECONDS)
+        return pause

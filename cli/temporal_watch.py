@@ -14,16 +14,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from cli.devstack import start_temporal_dev_server, stop_process
+from cli.devstack import RestartPause, start_temporal_dev_server, stop_process
 from config.settings import Settings
 
 __all__ = ["TemporalWatch"]
 
-# A server up this long had started fine: its next exit starts the count of quick deaths again.
-_STAYED_UP_SECONDS = 60.0
 _QUICK_DEATHS_TO_GIVE_UP = 5
 _LOG_TAIL_CHARS = 2000
-_MAX_BACKOFF_SECONDS = 30.0
 
 
 def _how_it_ended(code: int) -> str:
@@ -39,6 +36,7 @@ class TemporalWatch:
     """Owns the dev server's process: `start` it, `run` the watch until `stop` is set, `stop_server` at the end."""
 
     def __init__(self, settings: Settings, log_file: Path, *, interval: float = 0.5, backoff: float = 1.0) -> None:
+        # `backoff`: the first pause before a start again (`RestartPause`).
         self.settings, self.log_file, self.interval, self.backoff = settings, log_file, interval, backoff
         self.proc: subprocess.Popen[bytes] | None = None
         self.failure: str | None = None
@@ -57,7 +55,7 @@ class TemporalWatch:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until `stop` is set; sets it when giving up."""
-        backoff, quick_deaths = self.backoff, 0
+        restarts = RestartPause(self.backoff)
         while not stop.is_set():
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.interval)
@@ -68,26 +66,24 @@ class TemporalWatch:
             code = self.proc.poll()
             if code is None:
                 continue
-            if time.monotonic() - self._started_at >= _STAYED_UP_SECONDS:
-                backoff, quick_deaths = self.backoff, 0
-            quick_deaths += 1
-            if quick_deaths >= _QUICK_DEATHS_TO_GIVE_UP:
-                self.failure = (f"The Temporal dev server ended {quick_deaths} times in a row right after starting "
-                                f"(the last time it {_how_it_ended(code)}); stopping lethe dev. The end of its log "
-                                f"({self.log_file}):\n{self.log_tail()}")
+            pause = restarts.after_death(time.monotonic() - self._started_at)
+            if restarts.quick_deaths >= _QUICK_DEATHS_TO_GIVE_UP:
+                deaths, how = restarts.quick_deaths, _how_it_ended(code)
+                self.failure = (f"The Temporal dev server ended {deaths} times in a row right after starting (the "
+                                f"last time it {how}); stopping lethe dev. The end of its log ({self.log_file}):\n"
+                                f"{self.log_tail()}")
                 print(f"\n{self.failure}", flush=True)
                 stop.set()
                 return
             print(f"\nThe Temporal dev server {_how_it_ended(code)}. The end of its log ({self.log_file}):\n"
-                  f"{self.log_tail()}\nStarting it again in {backoff:g} s, with the same data; decorate and report "
+                  f"{self.log_tail()}\nStarting it again in {pause:g} s, with the same data; decorate and report "
                   "keep answering, and the lane waits for it.", flush=True)
             try:
-                await asyncio.wait_for(stop.wait(), timeout=backoff)
+                await asyncio.wait_for(stop.wait(), timeout=pause)
                 return
             except TimeoutError:
                 pass
             print(f"Temporal dev server started again (pid {self.start().pid}).", flush=True)
-            backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)
 
     def stop_server(self) -> None:
         if self.proc is not None:
