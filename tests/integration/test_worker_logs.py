@@ -11,12 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from temporalio.testing import WorkflowEnvironment
-
-from cli.converter import lethe_data_converter
 from config.settings import Settings
-from tests.support import DEV_SERVER_STARTUP, eventually, free_port, fresh_database
-from workflows import search_attributes as sa
+from tests.support import dev_server, eventually, fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,9 +22,7 @@ def _lines(path: Path) -> list[str]:
 
 
 async def test_the_sdk_cores_warnings_are_json_lines_too(settings: Settings, tmp_path: Path) -> None:
-    temporal = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"), port=free_port(), ui=False,
-        search_attributes=sa.ALL, data_converter=lethe_data_converter, dev_server_startup_timeout=DEV_SERVER_STARTUP)
+    temporal = await dev_server()
     env = {**os.environ, "LETHE_DATABASE_URL": await fresh_database(settings.database.url),
            "LETHE_TEMPORAL_ADDRESS": temporal.client.service_client.config.target_host,
            "LETHE_WORKER_HEALTH_PORT": "0", "LETHE_LOG_JSON": "true", "LETHE_WORKER_GRACEFUL_SHUTDOWN_SECONDS": "1"}

@@ -24,7 +24,6 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from cli.converter import lethe_data_converter
 from cli.temporal import connect_temporal
 from cli.worker import build_judge, build_worker
 from config.groups import ModelSettings
@@ -33,8 +32,7 @@ from providers.judge import Judge
 from store.db import Database
 from tests.integration.workflows.lane_support import http_tenant, scalar, unprocessed
 from tests.integration.workflows.recorded import record_histories
-from tests.support import DEV_SERVER_STARTUP, eventually, free_port, fresh_database, serve_gateway
-from workflows import search_attributes as sa
+from tests.support import dev_server, eventually, free_port, fresh_database, serve_gateway
 from workflows.memory import MemoryWorkflow, workflow_id
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -58,10 +56,8 @@ class OwnTemporal:
     stopped: list[bool] = field(default_factory=list)
 
     async def start(self) -> None:
-        self.env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(Path(sys.executable).parent / "temporal"), port=self.port, ui=False,
-            dev_server_database_filename=self.db_file, search_attributes=sa.ALL,
-            data_converter=lethe_data_converter, dev_server_startup_timeout=DEV_SERVER_STARTUP,
+        self.env = await dev_server(
+            self.port, dev_server_database_filename=self.db_file,
             dev_server_extra_args=["--dynamic-config-value",
                                    f"limit.historyCount.suggestContinueAsNew={SUGGEST_CONTINUE_AS_NEW_AFTER}"],
         )
